@@ -1,0 +1,1 @@
+export { MemoryAdapter, MemoryEntityStore, createMemoryAdapter } from './memory-adapter';

@@ -1,0 +1,121 @@
+/**
+ * The in-memory adapter: a sorted index on `(last_updated, _id)` per entity, so a keyset seek is a
+ * binary search (O(log n)) and an offset page is a slice. Each item is serialized once, when it is
+ * written, and served as raw JSON. Single-process; upserts are atomic because they are synchronous.
+ */
+import {
+  compareKeys,
+  keyOf,
+  rawJson,
+  resolveWrite,
+  type EntityStore,
+  type ListOptions,
+  type RawJsonItem,
+  type SortKey,
+  type StoreAdapter,
+  type UpsertResult,
+  type WriteOptions,
+} from '../../lib/adapter';
+import type { Order, Product } from '../../lib/contract/webhook';
+
+interface Row<T> {
+  readonly key: SortKey;
+  readonly doc: T;
+  readonly raw: RawJsonItem;
+}
+
+/** One entity's items, sorted ascending by sort key. */
+export class MemoryEntityStore<T extends { _id: string; last_updated?: number }> implements EntityStore<T> {
+  private readonly sorted: Row<T>[] = [];
+  private readonly byId = new Map<string, Row<T>>();
+
+  /** Index of the first row whose key is greater than `key` (ascending). */
+  private upperBound(key: SortKey): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(this.sorted[mid].key, key) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Index of the first row whose key is not less than `key`. */
+  private lowerBound(key: SortKey): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(this.sorted[mid].key, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  async list({ sortorder, limit, offset = 0, after }: ListOptions): Promise<RawJsonItem[]> {
+    const n = this.sorted.length;
+    const out: RawJsonItem[] = [];
+    if (sortorder === 'asc') {
+      const start = after ? this.upperBound(after) : offset;
+      for (let i = start; i < n && out.length < limit; i++) out.push(this.sorted[i].raw);
+    } else {
+      // Descending position p is ascending index n-1-p; "after" in desc means a smaller key.
+      const start = after ? this.lowerBound(after) - 1 : n - 1 - offset;
+      for (let i = start; i >= 0 && out.length < limit; i--) out.push(this.sorted[i].raw);
+    }
+    return out;
+  }
+
+  async count(): Promise<number> {
+    return this.sorted.length;
+  }
+
+  async get(id: string): Promise<T | undefined> {
+    return this.byId.get(id)?.doc;
+  }
+
+  async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
+    const existing = this.byId.get(item._id);
+    const result = resolveWrite(existing?.doc, item, options);
+    if (result.changed) this.store(result.item, existing);
+    return result;
+  }
+
+  /** Writes an item without the write rule (seeding). Replaces an existing `_id`. */
+  seed(item: T): void {
+    this.store({ ...item, last_updated: item.last_updated ?? 0 }, this.byId.get(item._id));
+  }
+
+  private store(doc: T, existing: Row<T> | undefined): void {
+    if (existing) this.sorted.splice(this.lowerBound(existing.key), 1);
+    const key = keyOf(doc);
+    const row: Row<T> = { key, doc, raw: rawJson(key._id, key.last_updated, JSON.stringify(doc)) };
+    this.sorted.splice(this.upperBound(key), 0, row);
+    this.byId.set(doc._id, row);
+  }
+}
+
+/**
+ * An adapter that keeps everything in memory: the default for tests, demos and sinks that do not
+ * need to survive a restart.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryAdapter } from 'storebridge/adapters/memory';
+ * const adapter = createMemoryAdapter({ products: [{ _id: 'p1', title: 'Mug', last_updated: 1 }] });
+ * app.use('/sync', createStoreRouter({ adapter, svcKeys: [process.env.SVC_KEY!] }));
+ * ```
+ */
+export class MemoryAdapter implements StoreAdapter {
+  readonly products = new MemoryEntityStore<Product>();
+  readonly orders = new MemoryEntityStore<Order>();
+  async close(): Promise<void> {}
+}
+
+export function createMemoryAdapter(seed: { products?: Product[]; orders?: Order[] } = {}): MemoryAdapter {
+  const adapter = new MemoryAdapter();
+  for (const p of seed.products ?? []) adapter.products.seed(p);
+  for (const o of seed.orders ?? []) adapter.orders.seed(o);
+  return adapter;
+}

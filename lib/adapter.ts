@@ -1,0 +1,241 @@
+/**
+ * The data adapter: the one extension point between the kit and a database.
+ *
+ * The same interface is the store's data source (webhook routers), the service's sink (sync
+ * engine) and the daemon's local store (reverse connection). The kit owns HTTP, auth, validation,
+ * paging envelopes, cursors, byte and time budgets; an adapter owns only data access, and never
+ * sees Express objects.
+ *
+ * Implement `StoreAdapter` directly, or extend `BaseStoreAdapter` / `BaseEntityStore` to get
+ * defaults (an upsert with change detection and `last_updated` rules, no-op business checks) so
+ * that members added in later versions do not break you. Every adapter the kit is handed is
+ * wrapped by `guardAdapter` (see `adapter-guard.ts`), which checks what it returns.
+ *
+ * @example A complete adapter over a Map (see examples/custom-adapter.ts for a runnable one):
+ * ```ts
+ * import { BaseEntityStore, BaseStoreAdapter, compareKeys, type ListOptions, type Product, type Order } from 'storebridge';
+ *
+ * class MapStore<T extends { _id: string; last_updated?: number }> extends BaseEntityStore<T> {
+ *   private readonly rows = new Map<string, T>();
+ *   async list({ sortorder, limit, offset = 0, after }: ListOptions) {
+ *     const sign = sortorder === 'asc' ? 1 : -1;
+ *     const all = [...this.rows.values()].sort((a, b) => sign * compareKeys(keyOf(a), keyOf(b)));
+ *     const start = after ? all.findIndex((x) => sign * compareKeys(keyOf(x), after) > 0) : offset;
+ *     return (start < 0 ? [] : all.slice(start, start + limit));
+ *   }
+ *   async count() { return this.rows.size; }
+ *   async get(id: string) { return this.rows.get(id); }
+ *   protected async put(item: T) { this.rows.set(item._id, item); }
+ * }
+ * class MapAdapter extends BaseStoreAdapter {
+ *   readonly products = new MapStore<Product>();
+ *   readonly orders = new MapStore<Order>();
+ * }
+ * ```
+ */
+import type { Entity, Order, Product } from './contract/webhook';
+import type { SortOrder } from './contract/messages';
+
+/** The sort key of every list: `(last_updated, _id)`, `_id` breaking ties. Stable and unique. */
+export interface SortKey {
+  readonly last_updated: number;
+  readonly _id: string;
+}
+
+/** Compares two sort keys in ascending order: negative, zero or positive. */
+export function compareKeys(a: SortKey, b: SortKey): number {
+  if (a.last_updated !== b.last_updated) return a.last_updated < b.last_updated ? -1 : 1;
+  return a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
+}
+
+/** The sort key of a stored item (`last_updated` absent counts as 0). */
+export function keyOf(item: { _id: string; last_updated?: number }): SortKey {
+  return { last_updated: item.last_updated ?? 0, _id: item._id };
+}
+
+/** What `EntityStore.list` is asked for. */
+export interface ListOptions {
+  /** `asc`: by `(last_updated, _id)` ascending; `desc`: the exact reverse. */
+  readonly sortorder: SortOrder;
+  /** At most this many items (≥ 1). Fewer only at the end of the data. */
+  readonly limit: number;
+  /** Numeric position (0-based) in `sortorder`. Ignored when `after` is given. */
+  readonly offset?: number;
+  /** Keyset position: return only items strictly after this key in `sortorder`. */
+  readonly after?: SortKey;
+  /** Aborted when the request's time budget runs out or the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+export interface SignalOptions {
+  readonly signal: AbortSignal;
+}
+
+/** How a write treats `last_updated`. */
+export interface WriteOptions extends SignalOptions {
+  /**
+   * `touch` (store-side writes): when the content changes, `last_updated` becomes
+   * `max(now, previous + 1)`, so it is monotonic per item; an unchanged write stores nothing.
+   * `keep` (replication into a sink): the item's own `last_updated` is stored as given.
+   */
+  readonly lastUpdated: 'touch' | 'keep';
+  /** The clock reading to use for `touch` (Unix ms). */
+  readonly now: number;
+}
+
+export interface UpsertResult<T> {
+  /** The item as stored now. */
+  readonly item: T;
+  /** Whether anything was written. */
+  readonly changed: boolean;
+  /** Whether the item did not exist before. */
+  readonly created: boolean;
+}
+
+const RAW_JSON = Symbol.for('storebridge.rawJson');
+
+/**
+ * An item a list returns already serialized as webhook-form JSON (the fast path: no parse and
+ * re-stringify when the database stores the wire document). Make one with `rawJson()`.
+ */
+export interface RawJsonItem extends SortKey {
+  readonly [RAW_JSON]: true;
+  /** The webhook-form JSON text of the item. The adapter vouches for its validity. */
+  readonly json: string;
+}
+
+export function rawJson(_id: string, last_updated: number, json: string): RawJsonItem {
+  return { [RAW_JSON]: true, _id, last_updated, json };
+}
+
+export function isRawJson(x: unknown): x is RawJsonItem {
+  return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[RAW_JSON] === true;
+}
+
+/** Access to one entity's items. All methods may reject; the kit answers 500 without details. */
+export interface EntityStore<T extends { _id: string; last_updated?: number }> {
+  /** One page in `sortorder` from `offset` or strictly after `after`, at most `limit` items. */
+  list(options: ListOptions): Promise<ReadonlyArray<T | RawJsonItem>>;
+  /** Exact number of items (`itemsTotal`). Must be cheap: it is asked on every list request. */
+  count(options: SignalOptions): Promise<number>;
+  /** The item with this `_id`, or `undefined`. */
+  get(id: string, options: SignalOptions): Promise<T | undefined>;
+  /**
+   * Inserts or replaces the item atomically, following `WriteOptions.lastUpdated`
+   * (`resolveWrite` implements the rule). Concurrent upserts of one `_id` must neither lose an
+   * update nor create two rows.
+   */
+  upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>>;
+}
+
+/** The adapter: products, orders, and optional business checks. */
+export interface StoreAdapter {
+  readonly products: EntityStore<Product>;
+  readonly orders: EntityStore<Order>;
+  /**
+   * The adapter's own reasons to refuse an order write (unknown business partner, …), each a
+   * human-readable message. Empty: accept. Called after the kit's built-in checks pass.
+   */
+  checkOrder?(order: Order, options: SignalOptions): Promise<string[]>;
+  /** Like `checkOrder`, for product writes. */
+  checkProduct?(product: Product, options: SignalOptions): Promise<string[]>;
+  /** Releases connections. Called by the CLI on shutdown. */
+  close?(): Promise<void>;
+}
+
+/** Deep equality of JSON values, independent of key order. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual(ao[k], bo[k]));
+}
+
+/** Same content apart from `last_updated`. */
+export function sameContent<T extends { last_updated?: number }>(a: T, b: T): boolean {
+  return jsonEqual({ ...a, last_updated: 0 }, { ...b, last_updated: 0 });
+}
+
+/**
+ * The write rule every adapter follows, given the stored item (if any) and the incoming one.
+ * Call it inside your transaction, then store `item` when `changed`.
+ */
+export function resolveWrite<T extends { _id: string; last_updated?: number }>(
+  existing: T | undefined,
+  incoming: T,
+  options: Pick<WriteOptions, 'lastUpdated' | 'now'>,
+): UpsertResult<T> {
+  if (options.lastUpdated === 'keep') {
+    const item = { ...incoming, last_updated: incoming.last_updated ?? 0 };
+    const changed = !existing || !jsonEqual(existing, item);
+    return { item: changed ? item : existing!, changed, created: !existing };
+  }
+  if (existing && sameContent(existing, incoming)) return { item: existing, changed: false, created: false };
+  const previous = existing?.last_updated ?? -1;
+  const item = { ...incoming, last_updated: Math.max(options.now, previous + 1) };
+  return { item, changed: true, created: !existing };
+}
+
+/** Serializes async work per key, in-process (what `BaseEntityStore.upsert` uses). */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  async run<R>(key: string, fn: () => Promise<R>): Promise<R> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const tail = next.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      return await next;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+/**
+ * Base class for one entity's store. Implement `list`, `count`, `get` and `put`; `upsert` then
+ * follows `resolveWrite` under a per-`_id` lock. The lock is in-process: a store shared by
+ * several processes must override `upsert` with a database transaction (the SQL adapter does).
+ */
+export abstract class BaseEntityStore<T extends { _id: string; last_updated?: number }> implements EntityStore<T> {
+  private readonly writeLock = new KeyedMutex();
+  abstract list(options: ListOptions): Promise<ReadonlyArray<T | RawJsonItem>>;
+  abstract count(options: SignalOptions): Promise<number>;
+  abstract get(id: string, options: SignalOptions): Promise<T | undefined>;
+  /** Stores the final item (insert or replace). */
+  protected abstract put(item: T, options: SignalOptions): Promise<void>;
+
+  upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
+    return this.writeLock.run(item._id, async () => {
+      const result = resolveWrite(await this.get(item._id, options), item, options);
+      if (result.changed) await this.put(result.item, options);
+      return result;
+    });
+  }
+}
+
+/** Base class for adapters: defaults for every optional member. */
+export abstract class BaseStoreAdapter implements StoreAdapter {
+  abstract readonly products: EntityStore<Product>;
+  abstract readonly orders: EntityStore<Order>;
+  async checkOrder(_order: Order, _options: SignalOptions): Promise<string[]> {
+    return [];
+  }
+  async checkProduct(_product: Product, _options: SignalOptions): Promise<string[]> {
+    return [];
+  }
+  async close(): Promise<void> {}
+}
+
+/** The store of one entity, by name. */
+export function entityStore(adapter: StoreAdapter, entity: Entity): EntityStore<Product> | EntityStore<Order> {
+  return entity === 'products' ? adapter.products : adapter.orders;
+}

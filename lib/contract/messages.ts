@@ -1,0 +1,101 @@
+/**
+ * Envelopes around the resources: paging, list responses, write results, error bodies, and the
+ * reverse connection's small status bodies. One schema per structure in the spec's
+ * "Other structures" table, plus the ones DESIGN.md fixes for the spec's gaps.
+ */
+import { z } from 'zod';
+import { OrderSchema, ProductSchema } from './webhook';
+import { ReverseOrderSchema, ReverseProductSchema } from './reverse';
+
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+
+/**
+ * Paging object of a list response. Offset responses carry `offset` (this page's first
+ * position); cursor responses carry no `offset`. `next` is absent on the last page.
+ */
+export const PagingSchema = z.object({
+  pageSize: z.number().int().nonnegative(),
+  itemsTotal: z.number().int().nonnegative(),
+  offset: z.number().int().nonnegative().optional(),
+  next: z.string().min(1).optional(),
+});
+export type Paging = z.infer<typeof PagingSchema>;
+
+export const ProductListResponseSchema = z.object({ paging: PagingSchema, products: z.array(ProductSchema) });
+export const OrderListResponseSchema = z.object({ paging: PagingSchema, orders: z.array(OrderSchema) });
+export type ProductListResponse = z.infer<typeof ProductListResponseSchema>;
+export type OrderListResponse = z.infer<typeof OrderListResponseSchema>;
+
+/** `{msg}`: a reason of a failed write, and (our decision for the spec's "not shown") a warning. */
+export const WriteMessageSchema = z.object({ msg: z.string() });
+export type WriteMessage = z.infer<typeof WriteMessageSchema>;
+
+/**
+ * Warnings arrive from stores written by anyone; the spec does not show their shape, so the
+ * caller accepts any element. This kit always emits `{msg}` objects.
+ */
+export const AnyWarningsSchema = z.array(z.unknown());
+
+export const OrderWriteSuccessSchema = z.object({
+  success: z.literal(true),
+  code: z.literal(200),
+  warnings: AnyWarningsSchema,
+  order: OrderSchema,
+});
+export const ProductWriteSuccessSchema = z.object({
+  success: z.literal(true),
+  code: z.literal(200),
+  warnings: AnyWarningsSchema,
+  product: ProductSchema,
+});
+export const WriteFailureSchema = z.object({
+  success: z.literal(false),
+  code: z.literal(400),
+  error: z.string(),
+  reasons: z.array(WriteMessageSchema),
+  warnings: AnyWarningsSchema,
+});
+export type OrderWriteSuccess = z.infer<typeof OrderWriteSuccessSchema>;
+export type ProductWriteSuccess = z.infer<typeof ProductWriteSuccessSchema>;
+export type WriteFailure = z.infer<typeof WriteFailureSchema>;
+
+/** Every non-2xx body (but write failures, which use `WriteFailure`). */
+export const ErrorBodySchema = z.object({ error: z.string() });
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+export const ProductByIdResponseSchema = z.object({ product: ProductSchema });
+export const OrderByIdResponseSchema = z.object({ order: OrderSchema });
+
+// ---- Reverse connection bodies ----------------------------------------------------------
+
+export const CONNECTION_STATUSES = ['waiting', 'initialized', 'finishing', 'finished'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export const UpstreamStatusSchema = z.object({ connectionstatus: z.enum(CONNECTION_STATUSES) });
+
+/** `done` is DESIGN.md's addition: the pull transaction has no item left. */
+export const HAS_MORE_VALUES = ['waiting', 'ready', 'done'] as const;
+export type HasMore = (typeof HAS_MORE_VALUES)[number];
+export const HasMoreSchema = z.object({ hasmore: z.enum(HAS_MORE_VALUES) });
+
+export const ReadyForNextSchema = z.object({ ready: z.boolean() });
+
+export const MODES = ['pull', 'push', 'pingsample', 'idle'] as const;
+export type Mode = (typeof MODES)[number];
+export const ModeSchema = z.object({ mode: z.enum(MODES) });
+
+export const EntityBodySchema = z.object({ entity: z.enum(['products', 'orders']) });
+
+/** Storage failure report (daemon to service), spec "Errors" rule 1. */
+export const StorageFailureReportSchema = z.object({
+  error: z.string(),
+  reasons: z.array(z.object({ message: z.string(), code: z.number().int() })),
+});
+export type StorageFailureReport = z.infer<typeof StorageFailureReportSchema>;
+
+export const PulledProductSchema = z.object({ product: ReverseProductSchema });
+export const PulledOrderSchema = z.object({ order: ReverseOrderSchema });
+export const PushProductsPageSchema = z.object({ products: z.array(ReverseProductSchema) });
+export const PushOrdersPageSchema = z.object({ orders: z.array(ReverseOrderSchema) });
+export const PushReceivedSchema = z.object({ received: z.number().int().nonnegative() });
+export const OkSchema = z.object({ ok: z.literal(true) });

@@ -1,0 +1,167 @@
+/**
+ * The webhook wire form: what a store's list, by-ID and write endpoints carry.
+ * `quantity` is an integer, `number` and `unitPrice` are JSON numbers.
+ *
+ * Field names are exactly the spec's (`docs/contract.md` lists every decision taken where the
+ * spec says "not shown"). Only `_id` is required; every other field is optional but, when
+ * present, must have the spec's type. Unknown members are stripped on parse and reported
+ * (see `parseWire`), never stored blindly.
+ */
+import { z } from 'zod';
+
+/** Keys that would reach `Object.prototype` through a careless merge. Rejected everywhere. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Longest `_id` the kit accepts on writes and in cursors. */
+export const MAX_ID_LENGTH = 256;
+
+export const IdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`);
+
+/** Unix time in milliseconds. */
+export const TimestampSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** A finite JSON number (no NaN, no Infinity: JSON cannot carry them anyway). */
+export const FiniteNumberSchema = z.number().finite();
+
+export const IntegerSchema = z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+
+export const UrlRefSchema = z.object({ url: z.string() });
+
+export const AvailabilitySchema = z.object({ tag: z.string(), quantity: IntegerSchema });
+export const PriceSchema = z.object({ tag: z.string(), currency: z.string(), number: FiniteNumberSchema });
+
+/** Custom string fields; the common names are listed in `COMMON_EXTRA_ATTRIBUTES`. */
+export const ExtraAttributesSchema = z
+  .record(z.string(), z.string())
+  .refine((rec) => !Object.keys(rec).some((k) => FORBIDDEN_KEYS.has(k)), {
+    message: 'extraattributes must not use the names __proto__, constructor or prototype',
+  });
+
+export const COMMON_EXTRA_ATTRIBUTES = [
+  'promociones',
+  'status',
+  'condicion_venta',
+  'peso',
+  'relacionados',
+  'custom_01',
+  'custom_02',
+  'custom_03',
+] as const;
+
+export const PropertySchema = z.object({ extraattributes: ExtraAttributesSchema });
+
+export const VariationSchema = z.object({
+  variationid: z.string().optional(),
+  size: z.string().optional(),
+  color: z.string().optional(),
+  barcode: z.string().optional(),
+  availabilities: z.array(AvailabilitySchema).optional(),
+  prices: z.array(PriceSchema).optional(),
+  images: z.array(UrlRefSchema).optional(),
+  videos: z.array(UrlRefSchema).optional(),
+});
+
+export const ProductSchema = z.object({
+  _id: IdSchema,
+  sku: z.string().optional(),
+  last_updated: TimestampSchema.optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  brand: z.string().optional(),
+  mpn: z.string().optional(),
+  model: z.string().optional(),
+  description: z.string().optional(),
+  variations: z.array(VariationSchema).optional(),
+  properties: z.array(PropertySchema).optional(),
+});
+
+export const MoneySchema = z.object({ amount: FiniteNumberSchema, currency: z.string() });
+
+export const OrderItemSchema = z.object({
+  id: z.string().optional(),
+  variation_id: z.string().optional(),
+  quantity: IntegerSchema.optional(),
+  unitPrice: FiniteNumberSchema.optional(),
+  currencyId: z.string().optional(),
+});
+
+export const AddressSchema = z.object({
+  addressline: z.string().optional(),
+  zipcode: z.string().optional(),
+  city: z.string().optional(),
+  state: z.string().optional(),
+  country: z.string().optional(),
+});
+
+export const BuyerSchema = z.object({
+  id: z.string().optional(),
+  email: z.string().optional(),
+  phone: z.string().optional(),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  billingaddress: AddressSchema.optional(),
+  shipmentaddress: AddressSchema.optional(),
+});
+
+export const SHIPMENT_STATUSES = ['pending', 'shipping', 'delivered', 'returned', 'lost'] as const;
+
+export const ShipmentSchema = z.object({
+  id: z.string().optional(),
+  shiptracknum: z.string().optional(),
+  shipitems: z.array(z.string()).optional(),
+  shiptype: z.string().optional(),
+  shipstatus: z.string().optional(),
+});
+
+export const MessageSchema = z.object({
+  message_id: z.string().optional(),
+  date_created: IntegerSchema.optional(),
+  from: z.string().optional(),
+  message: z.string().optional(),
+});
+
+/** The seven status values the spec lists as common; the store router's default allowed set. */
+export const ORDER_STATUSES = ['pending', 'paid', 'processing', 'shipped', 'delivered', 'cancelled', 'refunded'] as const;
+
+export const OrderSchema = z.object({
+  _id: IdSchema,
+  orderid: z.string().optional(),
+  last_updated: TimestampSchema.optional(),
+  status: z.string().optional(),
+  dateCreated: z.string().optional(),
+  dateClosed: z.string().optional(),
+  total: MoneySchema.optional(),
+  orderItems: z.array(OrderItemSchema).optional(),
+  buyer: BuyerSchema.optional(),
+  shipments: z.array(ShipmentSchema).optional(),
+  rating: z.number().min(0).max(5).optional(),
+  feedback: z.string().optional(),
+  messages: z.array(MessageSchema).optional(),
+});
+
+export type Availability = z.infer<typeof AvailabilitySchema>;
+export type Price = z.infer<typeof PriceSchema>;
+export type Property = z.infer<typeof PropertySchema>;
+export type Variation = z.infer<typeof VariationSchema>;
+export type Product = z.infer<typeof ProductSchema>;
+export type Money = z.infer<typeof MoneySchema>;
+export type OrderItem = z.infer<typeof OrderItemSchema>;
+export type Address = z.infer<typeof AddressSchema>;
+export type Buyer = z.infer<typeof BuyerSchema>;
+export type Shipment = z.infer<typeof ShipmentSchema>;
+export type Message = z.infer<typeof MessageSchema>;
+export type Order = z.infer<typeof OrderSchema>;
+
+/** The two synchronized entities, as the spec names them (`entity` values, route names). */
+export const ENTITIES = ['products', 'orders'] as const;
+export type Entity = (typeof ENTITIES)[number];
+export const EntitySchema = z.enum(ENTITIES);
+
+/** Webhook-form schema of each entity's item. */
+export const ITEM_SCHEMAS = { products: ProductSchema, orders: OrderSchema } as const;
+/** The JSON member that carries one item (`{product}`) in by-ID and write responses. */
+export const SINGULAR = { products: 'product', orders: 'order' } as const;
+export type ItemOf<E extends Entity> = E extends 'products' ? Product : Order;
