@@ -6,7 +6,7 @@
  * position, valid webhook-form items, a non-negative integer count, the `_id` asked for) and turns
  * anything thrown into `AdapterError` (the original kept as `cause`, for logs only).
  */
-import { ITEM_SCHEMAS, type Entity, type ItemOf } from './contract/webhook';
+import { ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
 import {
   compareKeys,
@@ -68,6 +68,10 @@ export interface GuardedAdapter {
   readonly products: GuardedEntityStore<'products'>;
   readonly orders: GuardedEntityStore<'orders'>;
   entity<E extends Entity>(entity: E): GuardedEntityStore<E>;
+  /** The product with this SKU (`undefined` when unknown or the adapter has no SKU lookup). */
+  productBySku(sku: string, options: SignalOptions): Promise<Product | undefined>;
+  /** Whether the adapter can look products up by SKU. */
+  readonly hasSkuLookup: boolean;
   close(): Promise<void>;
   /** The adapter as given. */
   readonly inner: StoreAdapter;
@@ -93,6 +97,16 @@ export function guardAdapter(adapter: StoreAdapter | GuardedAdapter, options: Gu
     products,
     orders,
     entity: <E extends Entity>(e: E) => (e === 'products' ? products : orders) as unknown as GuardedEntityStore<E>,
+    productBySku: async (sku, opts) => {
+      if (!inner.productBySku) return undefined;
+      const p = await call('productBySku', opts.signal, () => inner.productBySku!(sku, opts));
+      if (p === undefined || p === null) return undefined;
+      const parsed = ProductSchema.safeParse(p);
+      if (!parsed.success) throw new AdapterContractError('productBySku', describeZodError(parsed.error));
+      if (parsed.data.sku !== sku) throw new AdapterContractError('productBySku', `asked for SKU "${sku}", got "${parsed.data.sku}"`);
+      return parsed.data;
+    },
+    hasSkuLookup: typeof inner.productBySku === 'function',
     close: async () => {
       await inner.close?.();
     },

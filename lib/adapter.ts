@@ -139,6 +139,12 @@ export interface StoreAdapter {
   checkOrder?(order: Order, options: SignalOptions): Promise<string[]>;
   /** Like `checkOrder`, for product writes. */
   checkProduct?(product: Product, options: SignalOptions): Promise<string[]>;
+  /**
+   * The product with this SKU, for order writes (an order item's `id` names a product by `_id`
+   * or `sku`). Without it only `_id` references resolve. `BaseStoreAdapter` provides a scan;
+   * override it with an indexed lookup.
+   */
+  productBySku?(sku: string, options: SignalOptions): Promise<Product | undefined>;
   /** Releases connections. Called by the CLI on shutdown. */
   close?(): Promise<void>;
 }
@@ -231,6 +237,19 @@ export abstract class BaseStoreAdapter implements StoreAdapter {
   }
   async checkProduct(_product: Product, _options: SignalOptions): Promise<string[]> {
     return [];
+  }
+  /** Default: walks the catalog page by page. Correct, O(n): override it with an index. */
+  async productBySku(sku: string, options: SignalOptions): Promise<Product | undefined> {
+    let after: SortKey | undefined;
+    for (;;) {
+      const page = await this.products.list({ sortorder: 'asc', limit: 500, after, signal: options.signal });
+      for (const x of page) {
+        const p = isRawJson(x) ? (JSON.parse(x.json) as Product) : x;
+        if (p.sku === sku) return p;
+      }
+      if (page.length < 500) return undefined;
+      after = keyOf(page[page.length - 1]);
+    }
   }
   async close(): Promise<void> {}
 }

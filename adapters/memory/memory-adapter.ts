@@ -28,6 +28,14 @@ interface Row<T> {
 export class MemoryEntityStore<T extends { _id: string; last_updated?: number }> implements EntityStore<T> {
   private readonly sorted: Row<T>[] = [];
   private readonly byId = new Map<string, Row<T>>();
+  private readonly byAlternate = new Map<string, Row<T>>();
+
+  /** @param alternateKey a second unique-ish lookup key (products: `sku`); last write wins. */
+  constructor(private readonly alternateKey?: (item: T) => string | undefined) {}
+
+  getByAlternateKey(key: string): T | undefined {
+    return this.byAlternate.get(key)?.doc;
+  }
 
   /** Index of the first row whose key is greater than `key` (ascending). */
   private upperBound(key: SortKey): number {
@@ -88,11 +96,17 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
   }
 
   private store(doc: T, existing: Row<T> | undefined): void {
-    if (existing) this.sorted.splice(this.lowerBound(existing.key), 1);
+    if (existing) {
+      this.sorted.splice(this.lowerBound(existing.key), 1);
+      const oldAlt = this.alternateKey?.(existing.doc);
+      if (oldAlt !== undefined && this.byAlternate.get(oldAlt) === existing) this.byAlternate.delete(oldAlt);
+    }
     const key = keyOf(doc);
     const row: Row<T> = { key, doc, raw: rawJson(key._id, key.last_updated, JSON.stringify(doc)) };
     this.sorted.splice(this.upperBound(key), 0, row);
     this.byId.set(doc._id, row);
+    const alt = this.alternateKey?.(doc);
+    if (alt) this.byAlternate.set(alt, row);
   }
 }
 
@@ -108,8 +122,11 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
  * ```
  */
 export class MemoryAdapter implements StoreAdapter {
-  readonly products = new MemoryEntityStore<Product>();
+  readonly products = new MemoryEntityStore<Product>((p) => p.sku);
   readonly orders = new MemoryEntityStore<Order>();
+  async productBySku(sku: string): Promise<Product | undefined> {
+    return this.products.getByAlternateKey(sku);
+  }
   async close(): Promise<void> {}
 }
 
