@@ -1,0 +1,11 @@
+export {
+  SqlAdapter,
+  SqlConnectError,
+  SqlEntityStore,
+  createSqlAdapter,
+  openSqlAdapter,
+  type SqlAdapterOptions,
+} from './sql-adapter';
+export { parseSqlSpec, redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } from './sql-connect';
+export { migrateSqlSchema, dropSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
+export { keysetPredicate, type SqlKind } from './sql-dialects';

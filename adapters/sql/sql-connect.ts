@@ -1,0 +1,98 @@
+/**
+ * Connection specs (`--adapter` values) to Kysely instances. The driver is required only here,
+ * when a spec names it, so a user installs only the driver they use.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Kysely } from 'kysely';
+import { InvalidOptionError } from '../../lib/errors';
+import { loadKysely, loadOptional, type SqlKind } from './sql-dialects';
+
+export interface ConnectionOptions {
+  /** Pool size for PostgreSQL and MySQL (default 10). */
+  readonly poolSize?: number;
+  /** SQLite: how long a writer waits for another process's lock, in ms (default 5000). */
+  readonly busyTimeoutMs?: number;
+}
+
+export interface SqlConnectionSpec {
+  readonly kind: SqlKind;
+  /** SQLite: the file path (or `:memory:`). PostgreSQL / MySQL: the connection URL. */
+  readonly target: string;
+}
+
+/**
+ * Parses `sqlite:FILE`, `sqlite::memory:`, `postgres:URL`, `postgres://…`, `postgresql://…`,
+ * `mysql:URL`, `mysql://…`, `mariadb:URL`, `mariadb://…`.
+ */
+export function parseSqlSpec(spec: string): SqlConnectionSpec {
+  const m = /^(sqlite|postgres|postgresql|mysql|mariadb):(.*)$/s.exec(spec);
+  if (!m) throw new InvalidOptionError('connection', `"${redactConnectionSpec(spec)}" is not sqlite:FILE, postgres:URL or mysql:URL`);
+  const [, scheme, rest] = m;
+  if (scheme === 'sqlite') {
+    if (rest === '') throw new InvalidOptionError('connection', 'sqlite: needs a file name (sqlite:./store.db or sqlite::memory:)');
+    return { kind: 'sqlite', target: rest };
+  }
+  const kind: SqlKind = scheme === 'postgres' || scheme === 'postgresql' ? 'postgres' : 'mysql';
+  // `postgres://…` is the URL itself; `postgres:postgres://…` wraps one.
+  const url = rest.startsWith('//') ? `${scheme}:${rest}` : rest;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidOptionError('connection', `"${redactConnectionSpec(spec)}" has no valid ${kind} URL`);
+  }
+  const protocols = kind === 'postgres' ? ['postgres:', 'postgresql:'] : ['mysql:', 'mariadb:'];
+  if (!protocols.includes(parsed.protocol)) {
+    throw new InvalidOptionError('connection', `a ${kind} URL starts with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  if (kind === 'mysql') parsed.protocol = 'mysql:';
+  return { kind, target: parsed.toString() };
+}
+
+/** The spec with any URL password (userinfo or `password=` parameter) replaced by `***`. Safe to print. */
+export function redactConnectionSpec(spec: string): string {
+  return spec.replace(/(\/\/[^:/@?#]*:)[^@/?#]*@/g, '$1***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw new InvalidOptionError(name, 'must be a positive integer');
+  return v;
+}
+
+/** A Kysely instance for a spec (the driver is loaded here). */
+export function connectKysely(spec: string, options: ConnectionOptions = {}): { db: Kysely<any>; kind: SqlKind } {
+  const { kind, target } = parseSqlSpec(spec);
+  const k = loadKysely();
+  const poolSize = positiveInt('poolSize', options.poolSize, 10);
+  if (kind === 'sqlite') {
+    type BetterSqlite3 = typeof import('better-sqlite3');
+    const Database = loadOptional<BetterSqlite3>('better-sqlite3', 'sqlite: adapters');
+    const busy = positiveInt('busyTimeoutMs', options.busyTimeoutMs, 5000);
+    const memory = target === ':memory:';
+    const file = memory ? target : resolve(target);
+    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    const database = new Database(file);
+    database.pragma(`busy_timeout = ${busy}`);
+    if (!memory) {
+      // WAL: readers never block the writer; NORMAL is durable across application crashes in WAL mode.
+      database.pragma('journal_mode = WAL');
+      database.pragma('synchronous = NORMAL');
+    }
+    return { kind, db: new k.Kysely<any>({ dialect: new k.SqliteDialect({ database }) }) };
+  }
+  if (kind === 'postgres') {
+    type Pg = typeof import('pg');
+    const pg = loadOptional<Pg>('pg', 'postgres: adapters');
+    const pool = new pg.Pool({ connectionString: target, max: poolSize });
+    // An idle connection that the server drops emits 'error' on the pool; without a listener that
+    // would crash the process. The pool discards the connection and opens a new one on demand.
+    pool.on('error', () => undefined);
+    return { kind, db: new k.Kysely<any>({ dialect: new k.PostgresDialect({ pool }) }) };
+  }
+  type Mysql2 = typeof import('mysql2');
+  const mysql = loadOptional<Mysql2>('mysql2', 'mysql: adapters');
+  const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });
+  return { kind, db: new k.Kysely<any>({ dialect: new k.MysqlDialect({ pool: pool as any }) }) };
+}

@@ -1,0 +1,104 @@
+/**
+ * What differs between SQLite, PostgreSQL and MySQL/MariaDB: column types and collations, the
+ * keyset predicate, and which driver errors mean "retry the write transaction".
+ *
+ * Everything else (queries, transactions, migrations) is one Kysely implementation.
+ */
+import type { RawBuilder } from 'kysely';
+import type { SortOrder } from '../../lib/contract/messages';
+import type { SortKey } from '../../lib/adapter';
+
+export type SqlKind = 'sqlite' | 'postgres' | 'mysql';
+
+export const SQL_KINDS: readonly SqlKind[] = ['sqlite', 'postgres', 'mysql'];
+
+type Kysely = typeof import('kysely');
+
+/** Loads Kysely only when a SQL adapter is actually used (it is an optional peer dependency). */
+export function loadKysely(): Kysely {
+  return loadOptional<Kysely>('kysely', 'the SQL adapter');
+}
+
+/** `require` of an optional peer dependency, with an install hint when it is missing. */
+export function loadOptional<T>(name: string, forWhat: string): T {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(name) as T;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'MODULE_NOT_FOUND') {
+      throw new Error(`${forWhat} needs the "${name}" package: npm install ${name}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** Column types per dialect. `_id` and `sku` compare byte-wise (code point order), never padded or case-folded. */
+export interface ColumnTypes {
+  readonly id: string;
+  readonly sku: string;
+  readonly timestamp: string;
+  readonly doc: string;
+  readonly entity: string;
+  readonly tableSuffix: string;
+}
+
+export const COLUMN_TYPES: Record<SqlKind, ColumnTypes> = {
+  // SQLite's default BINARY collation is memcmp over UTF-8: code point order, no padding.
+  sqlite: { id: 'text', sku: 'text', timestamp: 'integer', doc: 'text', entity: 'text', tableSuffix: '' },
+  // COLLATE "C": byte order whatever the database's default locale is, so the index order is the sort key order.
+  postgres: { id: 'text collate "C"', sku: 'text collate "C"', timestamp: 'bigint', doc: 'text', entity: 'text', tableSuffix: '' },
+  // VARBINARY: byte order and exact equality (utf8mb4_bin is a PAD SPACE collation: 'a' = 'a ').
+  // 1024 bytes holds MAX_ID_LENGTH (256) characters of up to 4 UTF-8 bytes each.
+  mysql: {
+    id: 'varbinary(1024)',
+    sku: 'varbinary(1024)',
+    timestamp: 'bigint',
+    doc: 'longtext character set utf8mb4 collate utf8mb4_bin',
+    entity: 'varchar(16)',
+    tableSuffix: ' engine=InnoDB',
+  },
+};
+
+/** Longest SKU (UTF-8 bytes) kept in the indexed `sku` column on MySQL; longer ones are not indexed. */
+export const MYSQL_MAX_SKU_BYTES = 1024;
+
+/**
+ * The keyset predicate "strictly after `after` in `sortorder`".
+ *
+ * SQLite and PostgreSQL get the row-value form `(last_updated, _id) > (?, ?)`, which both planners
+ * turn into one index seek (the expanded OR form makes SQLite scan at some depths). MariaDB does
+ * not seek on a row-value comparison (it walks the index from the start: O(depth)), so MySQL gets
+ * the expanded form with a redundant `last_updated >= ?` bound that the optimizer seeks on; the OR
+ * then only filters the rows that tie on `last_updated`.
+ */
+export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: SortKey): RawBuilder<boolean> {
+  const { sql } = loadKysely();
+  const lu = sql.ref('last_updated');
+  const id = sql.ref('_id');
+  const strict = sql.raw(sortorder === 'asc' ? '>' : '<');
+  const loose = sql.raw(sortorder === 'asc' ? '>=' : '<=');
+  if (kind === 'mysql') {
+    return sql<boolean>`${lu} ${loose} ${after.last_updated} and (${lu} ${strict} ${after.last_updated} or ${id} ${strict} ${after._id})`;
+  }
+  return sql<boolean>`(${lu}, ${id}) ${strict} (${after.last_updated}, ${after._id})`;
+}
+
+function errorCode(err: unknown): { code?: unknown; errno?: unknown } {
+  return typeof err === 'object' && err !== null ? (err as { code?: unknown; errno?: unknown }) : {};
+}
+
+/** A unique-key violation: another writer created the same `_id` first. The transaction is retried. */
+export function isUniqueViolation(kind: SqlKind, err: unknown): boolean {
+  const { code, errno } = errorCode(err);
+  if (kind === 'postgres') return code === '23505';
+  if (kind === 'mysql') return errno === 1062 || code === 'ER_DUP_ENTRY';
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** Deadlocks and serialization failures: the database rolled the transaction back; retrying is safe. */
+export function isTransientConflict(kind: SqlKind, err: unknown): boolean {
+  const { code, errno } = errorCode(err);
+  if (kind === 'postgres') return code === '40001' || code === '40P01';
+  if (kind === 'mysql') return errno === 1213 || code === 'ER_LOCK_DEADLOCK';
+  return code === 'SQLITE_BUSY';
+}
