@@ -7,7 +7,7 @@
  * `docs/writes.md` lists every message.
  */
 import type { GuardedAdapter } from '../adapter-guard';
-import { ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
+import { MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
 import { quote } from './write-messages';
 
 export interface Findings {
@@ -57,7 +57,8 @@ async function resolveProducts(refs: readonly string[], ctx: CheckContext): Prom
     while (next < refs.length) {
       const ref = refs[next++];
       ctx.signal.throwIfAborted();
-      const byId = await ctx.adapter.products.get(ref, { signal: ctx.signal });
+      // No product can have an `_id` longer than the contract allows: skip that lookup.
+      const byId = ref.length <= MAX_ID_LENGTH ? await ctx.adapter.products.get(ref, { signal: ctx.signal }) : undefined;
       found.set(ref, byId ?? (await ctx.adapter.productBySku(ref, { signal: ctx.signal })));
     }
   };
@@ -157,7 +158,7 @@ export async function checkProduct(product: Json, id: string | undefined, ctx: C
   if (typeof sku === 'string' && sku.trim() !== '') {
     const owner = await ctx.adapter.productBySku(sku, opts);
     if (owner && owner._id !== id) reasons.push(`sku: ${quote(sku)} is already used by product ${quote(owner._id)}`);
-    if (sku !== id) {
+    if (sku !== id && sku.length <= MAX_ID_LENGTH) {
       const shadow = await ctx.adapter.products.get(sku, opts);
       if (shadow) warnings.push(`sku: ${quote(sku)} is also the _id of product ${quote(shadow._id)}; order items naming it resolve to that product`);
     }

@@ -129,7 +129,7 @@ export async function handleWrite(
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      if (id === undefined && issue.path.length === 1 && issue.path[0] === '_id') continue;
+      if (input._id === undefined && issue.path.length === 1 && issue.path[0] === '_id') continue;
       reasons.push(issueReason(issue, input));
     }
   }

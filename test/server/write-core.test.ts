@@ -1,54 +1,676 @@
+import fc from 'fast-check';
 import { guardAdapter, type GuardedAdapter } from '../../lib/adapter-guard';
-import { createMemoryAdapter } from '../../adapters/memory';
+import type { EntityStore, StoreAdapter } from '../../lib/adapter';
+import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { ORDER_STATUSES, type Order } from '../../lib/contract/webhook';
-import { handleWrite, type WriteConfig } from '../../lib/server/write-core';
+import { AdapterContractError, AdapterError } from '../../lib/errors';
+import { ORDER_STATUSES, type Order, type Product } from '../../lib/contract/webhook';
+import { handleWrite, type CoreResponse, type WriteConfig } from '../../lib/server/write-core';
 
 const signal = new AbortController().signal;
 const catalog = demoCatalog(40);
+const NOW = 1_800_000_000_000;
+const ORDER_ID = 'ord-new-1';
+const PRODUCT_ID = 'prod-new-1';
 
-function setup(now = 1_800_000_000_000) {
-  const memory = createMemoryAdapter(structuredClone(catalog));
-  const adapter = guardAdapter(memory);
-  const config: WriteConfig = { allowedOrderStatuses: new Set(ORDER_STATUSES), now: () => now };
-  return { memory, adapter, config };
+/** A memory adapter seeded with the demo catalog, wrapped to count upserts and optionally refuse them. */
+class SpyAdapter implements StoreAdapter {
+  upserts = 0;
+  /** When set, any upsert throws: a write that should have been refused fails loudly. */
+  blockWrites = false;
+  checkOrderCalls = 0;
+  partners: ReadonlySet<string> | undefined;
+  readonly products: EntityStore<Product>;
+  readonly orders: EntityStore<Order>;
+  constructor(readonly memory: MemoryAdapter) {
+    this.products = this.spy(memory.products);
+    this.orders = this.spy(memory.orders);
+  }
+  private spy<T extends { _id: string; last_updated?: number }>(store: EntityStore<T>): EntityStore<T> {
+    return {
+      list: (o) => store.list(o),
+      count: (o) => store.count(o),
+      get: (id, o) => store.get(id, o),
+      upsert: async (item, o) => {
+        this.upserts++;
+        if (this.blockWrites) throw new Error('test: this write must not happen');
+        return store.upsert(item, o);
+      },
+    };
+  }
+  productBySku(sku: string) {
+    return this.memory.productBySku(sku);
+  }
+  /** An adapter's own check: the buyer must be a known business partner (when a list is set). */
+  async checkOrder(order: Order): Promise<string[]> {
+    this.checkOrderCalls++;
+    if (!this.partners || this.partners.has(order.buyer?.id ?? '')) return [];
+    return [`invalid business partner "${order.buyer?.id ?? ''}"`];
+  }
 }
 
-function order(): Order {
-  const { _id, last_updated, ...rest } = structuredClone(catalog.orders[0]);
-  void last_updated;
-  return { ...rest, _id: 'new-order-1' } as Order;
+interface Setup {
+  spy: SpyAdapter;
+  adapter: GuardedAdapter;
+  config: WriteConfig & { clock: number };
 }
 
-async function writeOrder(adapter: GuardedAdapter, config: WriteConfig, body: unknown, query: Record<string, unknown> = { jobid: '1', id: 'new-order-1' }) {
-  return handleWrite(adapter, 'orders', query, body, config, signal);
+function setup(): Setup {
+  const spy = new SpyAdapter(createMemoryAdapter(structuredClone(catalog)));
+  const config = {
+    clock: NOW,
+    allowedOrderStatuses: new Set<string>(ORDER_STATUSES) as ReadonlySet<string> | null,
+    now() {
+      return this.clock;
+    },
+  };
+  return { spy, adapter: guardAdapter(spy), config };
 }
 
-describe('handleWrite: orders', () => {
-  it('stores a valid order and answers the stored item', async () => {
-    const { adapter, config } = setup();
-    const res = await writeOrder(adapter, config, order());
-    expect(res.status).toBe(200);
-    const stored = await adapter.orders.get('new-order-1', { signal });
-    expect(res.body).toEqual({ success: true, code: 200, warnings: [], order: stored });
-    expect(stored!.last_updated).toBe(1_800_000_000_000);
+const [p0, p1] = catalog.products;
+
+/** A small valid order: one item by SKU, one by `_id`, total consistent with the items. */
+function order(): Omit<Order, '_id'> {
+  return {
+    orderid: '#1',
+    status: 'paid',
+    dateCreated: '2026-01-02T03:04:05.000Z',
+    dateClosed: '',
+    total: { amount: 25, currency: 'USD' },
+    orderItems: [
+      { id: p0.sku!, variation_id: p0.variations![0].variationid!, quantity: 2, unitPrice: 7.5, currencyId: 'USD' },
+      { id: p1._id, variation_id: p1.variations![0].variationid!, quantity: 1, unitPrice: 10, currencyId: 'USD' },
+    ],
+    buyer: { id: 'buyer-1', email: 'a@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+    shipments: [],
+    messages: [],
+  };
+}
+
+function product(): Omit<Product, '_id'> {
+  return {
+    sku: 'SKU-NEW-1',
+    title: 'Blue Mug',
+    variations: [
+      {
+        variationid: 'v1',
+        availabilities: [{ tag: 'default', quantity: 3 }],
+        prices: [{ tag: 'default', currency: 'EUR', number: 9.99 }],
+      },
+    ],
+  };
+}
+
+function write(s: Setup, entity: 'orders' | 'products', body: unknown, query: Record<string, unknown> = {}) {
+  const id = entity === 'orders' ? ORDER_ID : PRODUCT_ID;
+  return handleWrite(s.adapter, entity, { jobid: '42', id, ...query }, body, s.config, signal);
+}
+
+function reasonsOf(res: CoreResponse): string[] {
+  expect(res.status).toBe(400);
+  const body = res.body as { success: boolean; code: number; error: string; reasons: { msg: string }[]; warnings: unknown[] };
+  expect(body.success).toBe(false);
+  expect(body.code).toBe(400);
+  expect(typeof body.error).toBe('string');
+  return body.reasons.map((r) => r.msg);
+}
+
+function warningsOf(res: CoreResponse): string[] {
+  return (res.body as { warnings: { msg: string }[] }).warnings.map((w) => w.msg);
+}
+
+/** Expects a refusal with exactly these reasons, and nothing stored. */
+async function expectRefused(s: Setup, entity: 'orders' | 'products', body: unknown, reasons: string[], query?: Record<string, unknown>) {
+  s.spy.blockWrites = true;
+  const res = await write(s, entity, body, query);
+  expect(reasonsOf(res)).toEqual(reasons);
+  expect(s.spy.upserts).toBe(0);
+  expect(await s.adapter.entity(entity).get(entity === 'orders' ? ORDER_ID : PRODUCT_ID, { signal })).toBeUndefined();
+  return res;
+}
+
+describe('handleWrite: order success', () => {
+  it('stores a valid order and answers the stored item with last_updated = now', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', order());
+    const stored = await s.adapter.orders.get(ORDER_ID, { signal });
+    expect(res).toEqual({ status: 200, body: { success: true, code: 200, warnings: [], order: stored } });
+    expect(stored).toEqual({ ...order(), _id: ORDER_ID, last_updated: NOW });
   });
 
-  it('refuses a zero quantity and stores nothing', async () => {
-    const { adapter, config } = setup();
+  it('a body _id equal to id is accepted; a missing body _id takes id', async () => {
+    const s = setup();
+    expect((await write(s, 'orders', { ...order(), _id: ORDER_ID })).status).toBe(200);
+    const t = setup();
+    const res = await write(t, 'orders', order());
+    expect((res.body as { order: Order }).order._id).toBe(ORDER_ID);
+  });
+
+  it('updates an existing order: the stored item is replaced by the complete new one', async () => {
+    const s = setup();
+    const existing = catalog.orders[0];
+    const body = { ...order(), status: 'shipped', shipments: [{ id: 's1', shiptracknum: 'T1', shipitems: [p0.sku!], shiptype: 'ups', shipstatus: 'shipping' }] };
+    const res = await write(s, 'orders', body, { id: existing._id });
+    expect(res.status).toBe(200);
+    expect(await s.adapter.orders.get(existing._id, { signal })).toEqual({ ...body, _id: existing._id, last_updated: NOW });
+    expect(await s.adapter.orders.count({ signal })).toBe(catalog.orders.length);
+  });
+
+  it('every demo order rewritten as is succeeds without warnings', async () => {
+    const s = setup();
+    for (const o of catalog.orders) {
+      const res = await write(s, 'orders', o, { id: o._id });
+      expect({ id: o._id, status: res.status, warnings: warningsOf(res) }).toEqual({ id: o._id, status: 200, warnings: [] });
+    }
+  });
+
+  it('a rating without feedback is stored without a warning', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', { ...order(), rating: 4.5 });
+    expect(res.status).toBe(200);
+    expect(warningsOf(res)).toEqual([]);
+  });
+
+  it('an order without status is accepted (only a status that is present is checked)', async () => {
+    const s = setup();
+    const { status, ...body } = order();
+    void status;
+    expect((await write(s, 'orders', body)).status).toBe(200);
+  });
+});
+
+describe('handleWrite: query parameters', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['missing id', { id: undefined }, 'id: query parameter is required'],
+    ['empty id', { id: '' }, 'id: query parameter must not be empty'],
+    ['id over 256 characters', { id: 'x'.repeat(257) }, 'id: query parameter must be at most 256 characters, got 257'],
+    ['id given twice', { id: ['a', 'b'] }, 'id: query parameter must be given once, got 2 values'],
+    ['id as an object', { id: { a: '1' } }, 'id: query parameter must be a plain value, not an object'],
+    ['missing jobid', { jobid: undefined }, 'jobid: query parameter is required'],
+    ['non-integer jobid', { jobid: 'abc' }, 'jobid: query parameter must be an integer, got "abc"'],
+    ['fractional jobid', { jobid: '1.5' }, 'jobid: query parameter must be an integer, got "1.5"'],
+    ['empty jobid', { jobid: '' }, 'jobid: query parameter must be an integer, got ""'],
+    ['huge jobid', { jobid: '99999999999999999' }, 'jobid: query parameter must be an integer, got "99999999999999999"'],
+    ['jobid given twice', { jobid: ['1', '2'] }, 'jobid: query parameter must be given once, got 2 values'],
+    ['jobid as an object', { jobid: { $gt: '1' } }, 'jobid: query parameter must be a plain value, not an object'],
+  ];
+  it.each(cases)('%s → failure', async (_name, query, reason) => {
+    const s = setup();
+    s.spy.blockWrites = true;
+    const res = await write(s, 'orders', order(), query);
+    expect(reasonsOf(res)).toEqual([reason]);
+    expect(s.spy.upserts).toBe(0);
+  });
+
+  it('accepts a 256-character id and negative or zero jobids', async () => {
+    const s = setup();
+    expect((await write(s, 'orders', order(), { id: 'x'.repeat(256), jobid: '0' })).status).toBe(200);
+    expect((await write(s, 'orders', order(), { jobid: '-3' })).status).toBe(200);
+  });
+
+  it('query and body problems are reported together', async () => {
+    const s = setup();
     const body = order();
-    body.orderItems![0].quantity = 0;
-    const res = await writeOrder(adapter, config, body);
-    expect(res).toEqual({
-      status: 400,
-      body: {
-        success: false,
-        code: 400,
-        error: 'order not stored: orderItems.0.quantity: must be greater than 0, got 0',
-        reasons: [{ msg: 'orderItems.0.quantity: must be greater than 0, got 0' }],
-        warnings: [{ msg: expect.stringMatching(/^total\.amount: /) }],
+    body.orderItems![1].quantity = 0;
+    await expectRefused(s, 'orders', body, ['jobid: query parameter is required', 'orderItems.1.quantity: must be greater than 0, got 0'], { jobid: undefined });
+  });
+
+  it('a body _id is still checked when id is missing', async () => {
+    const s = setup();
+    await expectRefused(s, 'orders', { ...order(), _id: '' }, ['id: query parameter is required', '_id: must not be empty'], { id: undefined });
+  });
+});
+
+describe('handleWrite: the body', () => {
+  it.each([
+    ['null', null, 'null'],
+    ['an array', [order()], 'an array'],
+    ['a string', 'order', 'string'],
+    ['a number', 5, 'number'],
+  ])('%s → failure', async (_name, body, got) => {
+    const s = setup();
+    await expectRefused(s, 'orders', body, [`body: must be a JSON object (the complete order), got ${got}`]);
+  });
+
+  it('a body _id that disagrees with id → failure', async () => {
+    const s = setup();
+    const res = await expectRefused(s, 'orders', { ...order(), _id: 'other' }, ['_id: "other" does not match the id query parameter "ord-new-1"']);
+    expect((res.body as { error: string }).error).toBe('order not stored: _id: "other" does not match the id query parameter "ord-new-1"');
+  });
+
+  it('a non-string body _id disagrees with id', async () => {
+    const s = setup();
+    await expectRefused(s, 'orders', { ...order(), _id: 7 }, ['_id: 7 does not match the id query parameter "ord-new-1"']);
+  });
+
+  it.each([
+    ['__proto__ at the top', '{"__proto__": {"polluted": true}, "status": "paid"}', '__proto__'],
+    ['constructor in an item', '{"orderItems": [{"id": "SKU-000001", "quantity": 1, "constructor": {"prototype": {}}}]}', 'orderItems.0.constructor'],
+    ['prototype in the buyer', '{"buyer": {"prototype": 1}}', 'buyer.prototype'],
+  ])('forbidden key (%s) → failure naming its path', async (_name, json, path) => {
+    const s = setup();
+    await expectRefused(s, 'orders', JSON.parse(json), [`${path}: this key name is not allowed`]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('type errors become one reason each, with the field path', async () => {
+    const s = setup();
+    const body = {
+      ...order(),
+      rating: 7,
+      total: { amount: '25', currency: 'USD' },
+      orderItems: [{ id: p0.sku, quantity: 1.5 }, 'x', { id: p0.sku, quantity: '2' }],
+      buyer: { billingaddress: { city: 5 } },
+      messages: null,
+    };
+    await expectRefused(s, 'orders', body, [
+      'total.amount: must be a number, got a string ("25")',
+      'orderItems.0.quantity: must be an integer, got a number (1.5)',
+      'orderItems.1: must be an object, got a string ("x")',
+      'orderItems.2.quantity: must be a number, got a string ("2")',
+      'buyer.billingaddress.city: must be a string, got an integer (5)',
+      'rating: must be at most 5, got 7',
+      'messages: must be an array, got null',
+    ]);
+  });
+
+  it('a body last_updated is ignored: the store sets it', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', { ...order(), last_updated: 5 });
+    expect((res.body as { order: Order }).order.last_updated).toBe(NOW);
+  });
+
+  it('unknown fields are stripped and reported as warnings', async () => {
+    const s = setup();
+    const body = { ...order(), coupon: 'X', buyer: { ...order().buyer, vip: true } } as Record<string, unknown>;
+    (body.orderItems as Record<string, unknown>[])[0].gift = true;
+    const res = await write(s, 'orders', body);
+    expect(res.status).toBe(200);
+    expect(warningsOf(res)).toEqual(['orderItems.0.gift: unknown field, ignored', 'buyer.vip: unknown field, ignored', 'coupon: unknown field, ignored']);
+    expect(await s.adapter.orders.get(ORDER_ID, { signal })).toEqual({ ...order(), _id: ORDER_ID, last_updated: NOW });
+  });
+
+  it('unknown fields are still warned about when the write is refused', async () => {
+    const s = setup();
+    const res = await expectRefused(s, 'orders', { ...order(), status: 'bogus', coupon: 1 }, [
+      'status: "bogus" is not an allowed order status (allowed: pending, paid, processing, shipped, delivered, cancelled, refunded)',
+    ]);
+    expect(warningsOf(res)).toEqual(['coupon: unknown field, ignored']);
+  });
+});
+
+describe('handleWrite: built-in order reasons', () => {
+  function withItems(items: unknown[]) {
+    return { ...order(), total: undefined, orderItems: items };
+  }
+
+  it('blank SKU: missing, empty or whitespace item id', async () => {
+    const s = setup();
+    await expectRefused(s, 'orders', withItems([{ quantity: 1 }, { id: '', quantity: 1 }, { id: '  ', quantity: 1 }]), [
+      'orderItems.0.id: SKU is missing',
+      'orderItems.1.id: SKU is blank',
+      'orderItems.2.id: SKU is blank',
+    ]);
+  });
+
+  it('unknown SKU: an id that names no product by _id or sku', async () => {
+    const s = setup();
+    await expectRefused(s, 'orders', withItems([{ id: 'NOPE-1', quantity: 1 }, { id: p0.sku, quantity: 1 }, { id: 'x'.repeat(300), quantity: 1 }]), [
+      'orderItems.0.id: no product has the _id or SKU "NOPE-1"',
+      `orderItems.2.id: no product has the _id or SKU "${'x'.repeat(80)}…"`,
+    ]);
+  });
+
+  it('zero, negative and missing quantity', async () => {
+    const s = setup();
+    await expectRefused(s, 'orders', withItems([{ id: p0.sku, quantity: 0 }, { id: p0.sku, quantity: -2 }, { id: p0.sku }]), [
+      'orderItems.0.quantity: must be greater than 0, got 0',
+      'orderItems.1.quantity: must be greater than 0, got -2',
+      'orderItems.2.quantity: is missing',
+    ]);
+  });
+
+  it('status outside the allowed set', async () => {
+    const s = setup();
+    s.config.allowedOrderStatuses = new Set(['pending', 'paid']);
+    await expectRefused(s, 'orders', { ...order(), status: 'shipped' }, ['status: "shipped" is not an allowed order status (allowed: pending, paid)']);
+  });
+
+  it('every reason is collected, not just the first', async () => {
+    const s = setup();
+    const body = { ...withItems([{ quantity: 0 }, { id: 'NOPE', quantity: 1 }]), status: 'bogus', rating: -1 };
+    const res = await expectRefused(s, 'orders', body, [
+      'rating: must be at least 0, got -1',
+      'orderItems.0.id: SKU is missing',
+      'orderItems.0.quantity: must be greater than 0, got 0',
+      'orderItems.1.id: no product has the _id or SKU "NOPE"',
+      'status: "bogus" is not an allowed order status (allowed: pending, paid, processing, shipped, delivered, cancelled, refunded)',
+    ]);
+    expect((res.body as { error: string }).error).toBe('order not stored: rating: must be at least 0, got -1 (and 4 more)');
+  });
+
+  it('a very long list of reasons is capped at 100 with a summary', async () => {
+    const s = setup();
+    const res = await expectRefused(
+      s,
+      'orders',
+      withItems(Array.from({ length: 150 }, () => ({ id: p0.sku, quantity: 0 }))),
+      [...Array.from({ length: 99 }, (_, i) => `orderItems.${i}.quantity: must be greater than 0, got 0`), '… and 51 more'],
+    );
+    expect((res.body as { error: string }).error).toMatch(/\(and 149 more\)$/);
+  });
+
+  it("the adapter's own reasons surface, after the built-in checks pass", async () => {
+    const s = setup();
+    s.spy.partners = new Set(['buyer-2']);
+    await expectRefused(s, 'orders', order(), ['invalid business partner "buyer-1"']);
+    expect(s.spy.checkOrderCalls).toBe(1);
+    s.spy.blockWrites = false;
+    expect((await write(s, 'orders', { ...order(), buyer: { id: 'buyer-2' } })).status).toBe(200);
+  });
+
+  it('the adapter check is not asked when a built-in reason already refuses the write', async () => {
+    const s = setup();
+    s.spy.partners = new Set();
+    await expectRefused(s, 'orders', { ...order(), status: 'bogus' }, [expect.stringMatching(/^status: /) as unknown as string]);
+    expect(s.spy.checkOrderCalls).toBe(0);
+  });
+});
+
+describe('handleWrite: order warnings', () => {
+  async function warnings(s: Setup, body: unknown): Promise<string[]> {
+    const res = await write(s, 'orders', body);
+    expect(res.status).toBe(200);
+    return warningsOf(res);
+  }
+
+  it('total.amount not equal to the sum of the items', async () => {
+    const s = setup();
+    expect(await warnings(s, { ...order(), total: { amount: 30, currency: 'USD' } })).toEqual([
+      'total.amount: 30 differs from the sum of quantity × unitPrice over the items, 25',
+    ]);
+  });
+
+  it('no total warning when sums agree to the cent, or when an item has no price', async () => {
+    const s = setup();
+    const items = [{ id: p0.sku!, quantity: 3, unitPrice: 0.1, currencyId: 'USD' }];
+    expect(await warnings(s, { ...order(), orderItems: items, total: { amount: 0.3, currency: 'USD' } })).toEqual([]);
+    expect(await warnings(s, { ...order(), orderItems: [{ id: p0.sku!, quantity: 3 }], total: { amount: 99, currency: 'USD' } })).toEqual([]);
+  });
+
+  it('an item currency that differs from the total currency', async () => {
+    const s = setup();
+    const body = order();
+    body.orderItems![1].currencyId = 'EUR';
+    expect(await warnings(s, body)).toEqual(['orderItems.1.currencyId: "EUR" differs from total.currency "USD"']);
+  });
+
+  it('currency codes that are not ISO 4217 shaped', async () => {
+    const s = setup();
+    const body = order();
+    body.total!.currency = 'usd';
+    body.orderItems!.forEach((it) => (it.currencyId = 'usd'));
+    expect(await warnings(s, body)).toEqual([
+      'total.currency: "usd" is not an ISO 4217 currency code (three capital letters)',
+      'orderItems.0.currencyId: "usd" is not an ISO 4217 currency code (three capital letters)',
+      'orderItems.1.currencyId: "usd" is not an ISO 4217 currency code (three capital letters)',
+    ]);
+  });
+
+  it('an uncommon status, when any status is allowed', async () => {
+    const s = setup();
+    s.config.allowedOrderStatuses = null;
+    expect(await warnings(s, { ...order(), status: 'on-hold' })).toEqual([
+      'status: "on-hold" is not one of the common order statuses (pending, paid, processing, shipped, delivered, cancelled, refunded)',
+    ]);
+    expect(await warnings(s, { ...order(), status: 'paid' })).toEqual([]);
+  });
+
+  it('an uncommon shipment status', async () => {
+    const s = setup();
+    expect(await warnings(s, { ...order(), shipments: [{ id: 's', shipstatus: 'shipping' }, { id: 't', shipstatus: 'teleported' }] })).toEqual([
+      'shipments.1.shipstatus: "teleported" is not one of the common shipment statuses (pending, shipping, delivered, returned, lost)',
+    ]);
+  });
+
+  it('a variation_id the product does not have', async () => {
+    const s = setup();
+    const body = order();
+    body.orderItems![0].variation_id = 'nope';
+    expect(await warnings(s, body)).toEqual([`orderItems.0.variation_id: product "${p0._id}" has no variation "nope"`]);
+  });
+});
+
+describe('handleWrite: products', () => {
+  it('stores a valid product and answers it', async () => {
+    const s = setup();
+    const res = await write(s, 'products', product());
+    const stored = await s.adapter.products.get(PRODUCT_ID, { signal });
+    expect(res).toEqual({ status: 200, body: { success: true, code: 200, warnings: [], product: stored } });
+    expect(stored).toEqual({ ...product(), _id: PRODUCT_ID, last_updated: NOW });
+    // Order items can name it by SKU right away.
+    const o = { ...order(), total: undefined, orderItems: [{ id: 'SKU-NEW-1', quantity: 1 }] };
+    expect((await write(s, 'orders', o)).status).toBe(200);
+  });
+
+  it('rewriting every demo product as is succeeds (warned only about repeated price tiers)', async () => {
+    const s = setup();
+    for (const p of catalog.products) {
+      const res = await write(s, 'products', p, { id: p._id });
+      // The demo generator sometimes adds a second `default` USD tier to a USD product: ambiguous, so warned.
+      const other = warningsOf(res).filter((w) => !/^variations\.\d+\.prices\.\d+: repeats tag "default" in "USD"/.test(w));
+      expect({ id: p._id, status: res.status, warnings: other }).toEqual({ id: p._id, status: 200, warnings: [] });
+    }
+  });
+
+  it('a SKU already used by another product → failure', async () => {
+    const s = setup();
+    await expectRefused(s, 'products', { ...product(), sku: p0.sku }, [`sku: "${p0.sku}" is already used by product "${p0._id}"`]);
+  });
+
+  it('a negative price and a duplicate variationid → failure, all reported', async () => {
+    const s = setup();
+    const body = product();
+    body.variations = [
+      { variationid: 'v1', prices: [{ tag: 'default', currency: 'EUR', number: -1 }] },
+      { variationid: 'v2' },
+      { variationid: 'v1', prices: [{ tag: 'default', currency: 'EUR', number: 0 }] },
+    ];
+    await expectRefused(s, 'products', body, [
+      'variations.0.prices.0.number: must not be negative, got -1',
+      'variations.2.variationid: "v1" is already used by variations.0',
+    ]);
+  });
+
+  it('a body _id that disagrees, type errors and forbidden keys refuse product writes too', async () => {
+    const s = setup();
+    await expectRefused(s, 'products', { ...product(), _id: 'x', title: 3 }, [
+      '_id: "x" does not match the id query parameter "prod-new-1"',
+      'title: must be a string, got an integer (3)',
+    ]);
+    await expectRefused(s, 'products', JSON.parse('{"properties":[{"extraattributes":{"__proto__":"x"}}]}'), [
+      'properties.0.extraattributes.__proto__: this key name is not allowed',
+    ]);
+  });
+
+  it('warnings: negative stock, repeated price tier, non-ISO currency, unknown field', async () => {
+    const s = setup();
+    const body = { ...product(), colour: 'blue' } as Record<string, unknown>;
+    body.variations = [
+      {
+        variationid: 'v1',
+        availabilities: [{ tag: 'default', quantity: -2 }],
+        prices: [
+          { tag: 'default', currency: 'EUR', number: 5 },
+          { tag: 'default', currency: 'EUR', number: 6 },
+          { tag: 'default', currency: '€', number: 6 },
+        ],
       },
-    });
-    expect(await adapter.orders.get('new-order-1', { signal })).toBeUndefined();
+    ];
+    const res = await write(s, 'products', body);
+    expect(res.status).toBe(200);
+    expect(warningsOf(res)).toEqual([
+      'colour: unknown field, ignored',
+      'variations.0.prices.1: repeats tag "default" in "EUR" of variations.0.prices.0',
+      'variations.0.prices.2.currency: "€" is not an ISO 4217 currency code (three capital letters)',
+      'variations.0.availabilities.0.quantity: negative stock (-2)',
+    ]);
+  });
+
+  it('warnings: a SKU that is another product\'s _id, an _id that is another product\'s SKU', async () => {
+    const s = setup();
+    let res = await write(s, 'products', { ...product(), sku: p1._id });
+    expect(warningsOf(res)).toEqual([`sku: "${p1._id}" is also the _id of product "${p1._id}"; order items naming it resolve to that product`]);
+    res = await write(s, 'products', { ...product(), sku: undefined }, { id: p1.sku });
+    expect(warningsOf(res)).toEqual([`_id: "${p1.sku}" is also the SKU of product "${p1._id}"; order items naming it now resolve to this product`]);
+  });
+});
+
+describe('handleWrite: last_updated and repeated writes', () => {
+  it('a repeated identical write stores nothing and answers the same result', async () => {
+    const s = setup();
+    const body = { ...order(), coupon: 'X', total: { amount: 1, currency: 'USD' } };
+    const first = await write(s, 'orders', body);
+    s.config.clock = NOW + 60_000;
+    const again = await write(s, 'orders', structuredClone(body));
+    expect(again).toEqual(first);
+    expect(warningsOf(first)).toHaveLength(2);
+    expect((await s.adapter.orders.get(ORDER_ID, { signal }))!.last_updated).toBe(NOW);
+  });
+
+  it('a repeated refused write answers the same failure', async () => {
+    const s = setup();
+    const body = { ...order(), status: 'bogus', coupon: 1 };
+    expect(await write(s, 'orders', body)).toEqual(await write(s, 'orders', body));
+  });
+
+  it('a change sets last_updated to now', async () => {
+    const s = setup();
+    await write(s, 'orders', order());
+    s.config.clock = NOW + 5_000;
+    const res = await write(s, 'orders', { ...order(), status: 'shipped' });
+    expect((res.body as { order: Order }).order).toMatchObject({ status: 'shipped', last_updated: NOW + 5_000 });
+  });
+
+  it('last_updated is monotonic per item even when the clock goes backwards', async () => {
+    const s = setup();
+    await write(s, 'products', product());
+    s.config.clock = NOW - 1_000_000;
+    const res = await write(s, 'products', { ...product(), title: 'Red Mug' });
+    expect((res.body as { product: Product }).product.last_updated).toBe(NOW + 1);
+  });
+
+  it('concurrent writes of different bodies to one order leave exactly one of them', async () => {
+    const s = setup();
+    const bodies = Array.from({ length: 40 }, (_, i) => ({ ...order(), orderid: `#${i}`, status: ORDER_STATUSES[i % 7] }));
+    const results = await Promise.all(bodies.map((b) => write(s, 'orders', b)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const stored = await s.adapter.orders.get(ORDER_ID, { signal });
+    const { last_updated, ...content } = stored!;
+    expect(last_updated).toBeGreaterThanOrEqual(NOW);
+    expect(bodies.map((b) => ({ ...b, _id: ORDER_ID }))).toContainEqual(content);
+    expect(await s.adapter.orders.count({ signal })).toBe(catalog.orders.length + 1);
+    const page = await s.adapter.orders.list({ sortorder: 'asc', limit: 1000, signal });
+    expect(page.filter((x) => x._id === ORDER_ID)).toHaveLength(1);
+  });
+});
+
+describe('handleWrite: adapter failures are thrown, not answered', () => {
+  it('an upsert that throws rejects with AdapterError', async () => {
+    const s = setup();
+    s.spy.blockWrites = true;
+    await expect(write(s, 'orders', order())).rejects.toBeInstanceOf(AdapterError);
+  });
+
+  it('a checkOrder that throws rejects with AdapterError', async () => {
+    const s = setup();
+    s.spy.checkOrder = async () => {
+      throw new Error('partner service down');
+    };
+    await expect(write(s, 'orders', order())).rejects.toBeInstanceOf(AdapterError);
+    expect(s.spy.upserts).toBe(0);
+  });
+
+  it('a product lookup that throws during SKU resolution rejects with AdapterError', async () => {
+    const s = setup();
+    s.spy.productBySku = async () => {
+      throw new Error('index offline');
+    };
+    await expect(write(s, 'orders', order())).rejects.toBeInstanceOf(AdapterError);
+    expect(s.spy.upserts).toBe(0);
+  });
+
+  it('a check that returns something other than strings rejects with AdapterContractError', async () => {
+    const s = setup();
+    s.spy.checkOrder = async () => [42] as unknown as string[];
+    await expect(write(s, 'orders', order())).rejects.toBeInstanceOf(AdapterContractError);
+  });
+
+  it('an aborted signal rejects instead of writing', async () => {
+    const s = setup();
+    const aborted = AbortSignal.abort(new Error('deadline'));
+    await expect(handleWrite(s.adapter, 'orders', { jobid: '1', id: ORDER_ID }, order(), s.config, aborted)).rejects.toThrow('deadline');
+    expect(s.spy.upserts).toBe(0);
+  });
+});
+
+describe('handleWrite: property', () => {
+  const known = [p0.sku!, p0._id, p1.sku!, p1._id];
+  const itemArb = fc.record(
+    {
+      id: fc.oneof(fc.constantFrom(...known), fc.constantFrom('', ' ', 'NOPE'), fc.string({ maxLength: 4 })),
+      quantity: fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constant('2' as unknown as number), fc.double({ min: 0.1, max: 3, noNaN: true })),
+      unitPrice: fc.double({ min: 0, max: 100, noNaN: true }),
+      currencyId: fc.constantFrom('USD', 'EUR', 'usd'),
+    },
+    { requiredKeys: [] },
+  );
+  const orderArb = fc.record(
+    {
+      _id: fc.constantFrom(ORDER_ID, 'other'),
+      status: fc.constantFrom(...ORDER_STATUSES, 'bogus'),
+      orderItems: fc.array(itemArb, { maxLength: 4 }),
+      total: fc.record({ amount: fc.double({ min: 0, max: 500, noNaN: true }), currency: fc.constantFrom('USD', 'EUR') }),
+      rating: fc.double({ min: -1, max: 6, noNaN: true }),
+      extra: fc.string(),
+    },
+    { requiredKeys: [] },
+  );
+
+  /** An independent oracle of validity for these generated bodies. */
+  function expectedValid(b: Record<string, unknown>): boolean {
+    if (b._id !== undefined && b._id !== ORDER_ID) return false;
+    if (b.status === 'bogus') return false;
+    if (typeof b.rating === 'number' && (b.rating < 0 || b.rating > 5)) return false;
+    return ((b.orderItems as Record<string, unknown>[] | undefined) ?? []).every(
+      (it) => typeof it.id === 'string' && known.includes(it.id) && Number.isInteger(it.quantity) && (it.quantity as number) > 0,
+    );
+  }
+
+  it('random order bodies: success equals what get returns, failure leaves the store unchanged', async () => {
+    const s = setup();
+    let tick = 0;
+    await fc.assert(
+      fc.asyncProperty(orderArb, async (body) => {
+        s.config.clock = NOW + tick++;
+        const before = await s.adapter.orders.get(ORDER_ID, { signal });
+        const upsertsBefore = s.spy.upserts;
+        const res = await write(s, 'orders', body);
+        const after = await s.adapter.orders.get(ORDER_ID, { signal });
+        expect(res.status === 200).toBe(expectedValid(body));
+        if (res.status === 200) {
+          expect((res.body as { order: Order }).order).toEqual(after);
+          const { extra, ...content } = body as Record<string, unknown>;
+          void extra;
+          expect({ ...after, last_updated: undefined }).toEqual({ ...content, _id: ORDER_ID, last_updated: undefined });
+        } else {
+          expect(res.status).toBe(400);
+          expect(reasonsOf(res).length).toBeGreaterThan(0);
+          expect(after).toEqual(before);
+          expect(s.spy.upserts).toBe(upsertsBefore);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
