@@ -1,0 +1,60 @@
+/**
+ * One request's time budget: an AbortSignal handed to the adapter, and `race`, which stops waiting
+ * for an adapter that ignores the signal. The signal also fires when the caller goes away.
+ */
+import { AdapterTimeoutError } from '../errors';
+
+export class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unlink: (() => void) | undefined;
+
+  constructor(budgetMs: number, parent?: AbortSignal) {
+    this.timer = setTimeout(() => this.controller.abort(new AdapterTimeoutError('this request')), budgetMs);
+    this.timer.unref?.();
+    if (parent) {
+      const onParentAbort = () => this.controller.abort(parent.reason);
+      if (parent.aborted) onParentAbort();
+      else {
+        parent.addEventListener('abort', onParentAbort, { once: true });
+        this.unlink = () => parent.removeEventListener('abort', onParentAbort);
+      }
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** `work`'s result, or the abort reason as soon as the budget runs out (whichever is first). */
+  race<T>(work: Promise<T>): Promise<T> {
+    const signal = this.controller.signal;
+    if (signal.aborted) {
+      work.catch(() => undefined);
+      return Promise.reject(signal.reason);
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.unlink?.();
+  }
+}

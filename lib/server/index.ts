@@ -1,0 +1,13 @@
+/**
+ * The store side: the webhook router over an adapter, its standalone handlers, and the
+ * framework-agnostic core they share. `docs/wire-decisions.md` lists every rule they follow.
+ */
+export { createStoreRouter, createStoreHandlers, listProductsHandler, listOrdersHandler, productByIdHandler, orderByIdHandler, writeProductHandler, writeOrderHandler, type StoreHandlers } from './express-router';
+export { createStoreCore, StoreCore, OPERATIONS, errorResponse, type OperationName, type OperationInfo, type CoreRequest, type CoreHttpResponse, type AuthResult } from './store-core';
+export { parseRouterOptions, type StoreRouterOptions, type RouterConfig, type RateLimitOptions, type FailedAuthLimitOptions, type Logger, type Pagination } from './router-options';
+export { staticKeyVerifier, keyDigest, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
+export { CursorCodec, MAX_CURSOR_LENGTH, type CursorPosition } from './cursor';
+export { FIRST_CHUNK } from './read-core';
+export { readJsonBody } from './json-body';
+export * from './http-errors';
+export { handleWrite, type WriteConfig, type CoreResponse } from './write-core';

@@ -1,0 +1,125 @@
+/**
+ * The framework-agnostic cores of the four read webhooks: list a page, get one item by id.
+ *
+ * A list page is built by concatenating each item's JSON text (serialized once, or served as the
+ * adapter's raw JSON) inside the envelope, never by stringifying the page a second time. The page
+ * ends before the item that would push the whole body over `maxPageBytes`, or when the time budget
+ * runs out, and `next` then points right after the last item actually sent.
+ */
+import type { SortKey } from '../adapter';
+import type { ListedItem } from '../adapter-guard';
+import type { Paging } from '../contract/messages';
+import { MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
+import { AdapterTimeoutError, ItemTooLargeError } from '../errors';
+import type { Deadline } from './deadline';
+import { InvalidQueryError, NotFoundError } from './http-errors';
+import type { ListQuery } from './list-query';
+import type { RouterConfig } from './router-options';
+
+/** The first adapter call asks for this many items at most; each further call for twice as many. */
+export const FIRST_CHUNK = 64;
+
+/** What a core answers: the status, extra headers, and the JSON body as text. */
+export interface CoreHttpResponse {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+function pagingJson(paging: Paging): string {
+  // Member order as in the spec's table; undefined members are left out.
+  return JSON.stringify({ pageSize: paging.pageSize, itemsTotal: paging.itemsTotal, offset: paging.offset, next: paging.next });
+}
+
+function keyOfListed(item: ListedItem<unknown>): SortKey {
+  return { last_updated: item.last_updated, _id: item._id };
+}
+
+/**
+ * One list page. Offset mode answers `paging.offset` (this page's first position) and, when more
+ * items follow, `next` as a cursor after the last item sent; cursor mode answers `next` only.
+ */
+export async function listPage(config: RouterConfig, entity: Entity, query: ListQuery, deadline: Deadline): Promise<CoreHttpResponse> {
+  const store = config.adapter.entity(entity);
+  const signal = deadline.signal;
+  const total = deadline.race(store.count({ signal }));
+  total.catch(() => undefined);
+
+  const cursorFor = (key: SortKey) => config.cursors.encode({ entity, sortorder: query.sortorder, after: key });
+  const pageOffset = query.mode === 'offset' ? query.offset : undefined;
+  const prefix = '{"paging":';
+  const middle = `,${JSON.stringify(entity)}:[`;
+  const suffix = ']}';
+  const envelopeBytes = prefix.length + middle.length + suffix.length;
+
+  const jsons: string[] = [];
+  let itemBytes = 0; // items plus the commas between them
+  let last: SortKey | undefined;
+  let more = false;
+  let position: { offset?: number; after?: SortKey } = query.after ? { after: query.after } : { offset: query.offset };
+  let chunk = Math.min(query.limit + 1, FIRST_CHUNK);
+
+  // Ask for one item more than the page holds: its presence is what says a `next` is due.
+  fill: for (;;) {
+    const want = Math.min(chunk, query.limit + 1 - jsons.length);
+    let items: ListedItem<unknown>[];
+    try {
+      items = await deadline.race(store.list({ sortorder: query.sortorder, limit: want, ...position, signal }));
+    } catch (err) {
+      if (err instanceof AdapterTimeoutError && jsons.length > 0) {
+        more = true;
+        break;
+      }
+      throw err;
+    }
+    for (const item of items) {
+      if (jsons.length === query.limit) {
+        more = true;
+        break fill;
+      }
+      const json = item.json;
+      const bytes = Buffer.byteLength(json, 'utf8');
+      const key = keyOfListed(item);
+      // The largest paging this page could end with: a 16-digit total and `next` after this item.
+      const paging = pagingJson({ pageSize: jsons.length + 1, itemsTotal: Number.MAX_SAFE_INTEGER, offset: pageOffset, next: cursorFor(key) });
+      const separator = jsons.length > 0 ? 1 : 0;
+      if (envelopeBytes + paging.length + itemBytes + separator + bytes > config.maxPageBytes) {
+        if (jsons.length === 0) throw new ItemTooLargeError(entity, item._id, bytes, config.maxPageBytes);
+        more = true;
+        break fill;
+      }
+      jsons.push(json);
+      itemBytes += separator + bytes;
+      last = key;
+    }
+    if (items.length < want) break; // the end of the data
+    position = { after: keyOfListed(items[items.length - 1]) };
+    chunk *= 2;
+    if (deadline.expired) {
+      if (jsons.length === 0) throw signal.reason;
+      more = true;
+      break;
+    }
+  }
+
+  const paging: Paging = {
+    pageSize: jsons.length,
+    itemsTotal: await total,
+    offset: pageOffset,
+    next: more && last ? cursorFor(last) : undefined,
+  };
+  return { status: 200, body: `${prefix}${pagingJson(paging)}${middle}${jsons.join(',')}${suffix}` };
+}
+
+/** `200 {product}` / `200 {order}`, or `404 {error}`. */
+export async function getItem(config: RouterConfig, entity: Entity, id: string, deadline: Deadline): Promise<CoreHttpResponse> {
+  const noun = SINGULAR[entity];
+  if (id === '') throw new InvalidQueryError(`the ${noun} id in the path must not be empty`);
+  if (id.length > MAX_ID_LENGTH) throw new InvalidQueryError(`the ${noun} id in the path must be at most ${MAX_ID_LENGTH} characters`);
+  const item = await deadline.race(config.adapter.entity(entity).get(id, { signal: deadline.signal }));
+  if (item === undefined) {
+    const shown = id.length > 80 ? `${id.slice(0, 80)}…` : id;
+    throw new NotFoundError(`no ${noun} with _id ${JSON.stringify(shown)}`);
+  }
+  return { status: 200, body: JSON.stringify({ [noun]: item }) };
+}

@@ -1,0 +1,263 @@
+/**
+ * The store router's options, parsed once into a `RouterConfig`. Every check names the option at
+ * fault (`InvalidOptionError`); unknown options are warned about once per process, so a typo is
+ * visible without breaking a running app.
+ */
+import { createHmac } from 'node:crypto';
+import type { Store as RateLimitStore } from 'express-rate-limit';
+import type { StoreAdapter } from '../adapter';
+import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
+import { ORDER_STATUSES } from '../contract/webhook';
+import { InvalidOptionError } from '../errors';
+import { CursorCodec } from './cursor';
+import { staticKeyVerifier, type KeyVerifier, type SvcKeyOption } from './key-verifier';
+
+/** A pino-like logger. The router logs adapter failures (with `err`) and never a key. */
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export type Pagination = 'offset' | 'cursor';
+
+export interface FailedAuthLimitOptions {
+  /** Failed key checks allowed per client address per window. Default 100. */
+  readonly limit?: number;
+  /** Default 60,000 (one minute). */
+  readonly windowMs?: number;
+  /** An express-rate-limit store (e.g. rate-limit-redis) shared by replicas. Default: in memory. */
+  readonly store?: RateLimitStore;
+}
+
+export interface RateLimitOptions {
+  /** Requests allowed per key per window. Default 1,200 (20 a second on average). */
+  readonly limit?: number;
+  /** Default 60,000 (one minute). */
+  readonly windowMs?: number;
+  /** An express-rate-limit store shared by replicas. Default: in memory. */
+  readonly store?: RateLimitStore;
+  /** The separate per-address limit on failed key checks; `false` turns it off. */
+  readonly failedAuth?: false | FailedAuthLimitOptions;
+}
+
+export interface StoreRouterOptions {
+  /** The store's data. Wrapped with `guardAdapter` (already guarded adapters are used as is). */
+  readonly adapter: StoreAdapter | GuardedAdapter;
+  /**
+   * The SvcKeys the sync service may present: several at once for rotation, each a string or
+   * `{key, id?, expiresAt?}`. Required unless `keyVerifier` is given.
+   */
+  readonly svcKeys?: ReadonlyArray<SvcKeyOption>;
+  /** A custom key check instead of `svcKeys` (then `cursorSecret` is required). */
+  readonly keyVerifier?: KeyVerifier;
+  /** Items per list page when the request has no `limit`. Default 20 (the spec's example). */
+  readonly pageSize?: number;
+  /** Cap of the `limit` query parameter (an extension). Default 1,000. */
+  readonly maxPageSize?: number;
+  /** Byte budget of a whole serialized list body. Default 10,000,000. */
+  readonly maxPageBytes?: number;
+  /** Largest accepted write body. Default 10 MiB (10,485,760 bytes). */
+  readonly maxBodyBytes?: number;
+  /** Deadline of one request's work (the spec allows one minute). Default 50,000 ms. */
+  readonly timeBudgetMs?: number;
+  /**
+   * HMAC secret of paging cursors (at least 16 bytes). Default: derived from `svcKeys`, so replicas
+   * configured with the same keys accept each other's cursors; set it to keep cursors valid across
+   * a key rotation.
+   */
+  readonly cursorSecret?: string | Buffer;
+  /** How a list request with neither `offset` nor `next` is answered. Default `offset`. */
+  readonly defaultPagination?: Pagination;
+  /** Per-key request limit (on by default) and per-address failed-auth limit; `false` turns both off. */
+  readonly rateLimit?: false | RateLimitOptions;
+  /** Order statuses a write may set. Default: the spec's seven common values; `null`: any. */
+  readonly allowedOrderStatuses?: ReadonlyArray<string> | null;
+  /** The clock (Unix ms): key expiry and `last_updated` on writes. Default `Date.now`. */
+  readonly now?: () => number;
+  /** Where adapter failures are reported. Default: nowhere. */
+  readonly logger?: Logger;
+}
+
+export interface RouterConfig {
+  readonly adapter: GuardedAdapter;
+  readonly verifier: KeyVerifier;
+  readonly pageSize: number;
+  readonly maxPageSize: number;
+  readonly maxPageBytes: number;
+  readonly maxBodyBytes: number;
+  readonly timeBudgetMs: number;
+  readonly cursors: CursorCodec;
+  readonly defaultPagination: Pagination;
+  readonly rateLimit:
+    | false
+    | {
+        readonly limit: number;
+        readonly windowMs: number;
+        readonly store?: RateLimitStore;
+        readonly failedAuth: false | { readonly limit: number; readonly windowMs: number; readonly store?: RateLimitStore };
+      };
+  readonly allowedOrderStatuses: ReadonlySet<string> | null;
+  readonly now: () => number;
+  readonly logger: Logger | undefined;
+}
+
+const KNOWN_OPTIONS = new Set([
+  'adapter',
+  'svcKeys',
+  'keyVerifier',
+  'pageSize',
+  'maxPageSize',
+  'maxPageBytes',
+  'maxBodyBytes',
+  'timeBudgetMs',
+  'cursorSecret',
+  'defaultPagination',
+  'rateLimit',
+  'allowedOrderStatuses',
+  'now',
+  'logger',
+]);
+const warnedUnknown = new Set<string>();
+
+function positiveInt(name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new InvalidOptionError(name, `expected an integer from 1 to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+function parseLogger(value: unknown): Logger | undefined {
+  if (value === undefined) return undefined;
+  const l = value as Logger;
+  if (!l || typeof l !== 'object' || !['info', 'warn', 'error'].every((m) => typeof (l as unknown as Record<string, unknown>)[m] === 'function')) {
+    throw new InvalidOptionError('logger', 'expected an object with info, warn and error methods (pino-like)');
+  }
+  return l;
+}
+
+/** Parses and checks the options once. Throws `InvalidOptionError` naming the bad option. */
+export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
+  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  const logger = parseLogger(options.logger);
+  for (const name of Object.keys(options)) {
+    if (KNOWN_OPTIONS.has(name) || warnedUnknown.has(name)) continue;
+    warnedUnknown.add(name);
+    const msg = `storebridge: unknown store router option "${name}" is ignored`;
+    if (logger) logger.warn({ option: name }, msg);
+    else process.emitWarning(msg, { code: 'STOREBRIDGE_UNKNOWN_OPTION' });
+  }
+
+  if (!options.adapter) throw new InvalidOptionError('adapter', 'an adapter is required');
+  let adapter: GuardedAdapter;
+  try {
+    adapter = guardAdapter(options.adapter);
+  } catch (err) {
+    throw new InvalidOptionError('adapter', (err as Error).message);
+  }
+
+  let verifier: KeyVerifier;
+  let derivedSecret: Buffer | undefined;
+  if (options.keyVerifier !== undefined) {
+    if (options.svcKeys !== undefined) throw new InvalidOptionError('keyVerifier', 'give either svcKeys or keyVerifier, not both');
+    if (!options.keyVerifier || typeof options.keyVerifier.verify !== 'function') {
+      throw new InvalidOptionError('keyVerifier', 'expected an object with a verify(presented, now) method');
+    }
+    verifier = options.keyVerifier;
+  } else {
+    if (options.svcKeys === undefined) throw new InvalidOptionError('svcKeys', 'at least one SvcKey is required (or a keyVerifier)');
+    const s = staticKeyVerifier(options.svcKeys, 'svcKeys');
+    verifier = s;
+    // Sorted, so replicas listing the same keys in another order still agree.
+    const material = [...s.keyMaterial].sort().join('\n');
+    derivedSecret = createHmac('sha256', 'storebridge cursor secret v1').update(material, 'utf8').digest();
+  }
+
+  let secret: Buffer;
+  if (options.cursorSecret !== undefined) {
+    const c = options.cursorSecret;
+    if (!(typeof c === 'string' || Buffer.isBuffer(c)) || Buffer.byteLength(c) < 16) {
+      throw new InvalidOptionError('cursorSecret', 'expected a string or Buffer of at least 16 bytes');
+    }
+    secret = Buffer.from(c);
+  } else if (derivedSecret) {
+    secret = derivedSecret;
+  } else {
+    throw new InvalidOptionError('cursorSecret', 'required with a keyVerifier (there are no static keys to derive it from)');
+  }
+
+  const pageSize = positiveInt('pageSize', options.pageSize, 20, 100_000);
+  const maxPageSize = positiveInt('maxPageSize', options.maxPageSize, Math.max(1000, pageSize), 100_000);
+  if (pageSize > maxPageSize) throw new InvalidOptionError('pageSize', `must not exceed maxPageSize (${maxPageSize})`);
+  const maxPageBytes = positiveInt('maxPageBytes', options.maxPageBytes, 10_000_000, 1_000_000_000);
+  if (maxPageBytes < 256) throw new InvalidOptionError('maxPageBytes', 'must be at least 256 bytes (room for the envelope)');
+  const maxBodyBytes = positiveInt('maxBodyBytes', options.maxBodyBytes, 10 * 1024 * 1024, 1_000_000_000);
+  const timeBudgetMs = positiveInt('timeBudgetMs', options.timeBudgetMs, 50_000, 60_000);
+
+  const pagination = options.defaultPagination ?? 'offset';
+  if (pagination !== 'offset' && pagination !== 'cursor') {
+    throw new InvalidOptionError('defaultPagination', `expected "offset" or "cursor", got ${describe(pagination)}`);
+  }
+
+  let rateLimit: RouterConfig['rateLimit'];
+  const rl = options.rateLimit;
+  if (rl === false) rateLimit = false;
+  else if (rl === undefined || (typeof rl === 'object' && rl !== null && !Array.isArray(rl))) {
+    const r = rl ?? {};
+    const fa = r.failedAuth;
+    if (fa !== undefined && fa !== false && (typeof fa !== 'object' || fa === null)) {
+      throw new InvalidOptionError('rateLimit.failedAuth', 'expected false or {limit?, windowMs?, store?}');
+    }
+    rateLimit = {
+      limit: positiveInt('rateLimit.limit', r.limit, 1200),
+      windowMs: positiveInt('rateLimit.windowMs', r.windowMs, 60_000, 2 ** 31 - 1),
+      store: r.store,
+      failedAuth:
+        fa === false
+          ? false
+          : {
+              limit: positiveInt('rateLimit.failedAuth.limit', fa?.limit, 100),
+              windowMs: positiveInt('rateLimit.failedAuth.windowMs', fa?.windowMs, 60_000, 2 ** 31 - 1),
+              store: fa?.store,
+            },
+    };
+  } else {
+    throw new InvalidOptionError('rateLimit', `expected false or {limit?, windowMs?, store?, failedAuth?}, got ${describe(rl)}`);
+  }
+
+  let allowedOrderStatuses: ReadonlySet<string> | null;
+  const statuses = options.allowedOrderStatuses;
+  if (statuses === null) allowedOrderStatuses = null;
+  else if (statuses === undefined) allowedOrderStatuses = new Set(ORDER_STATUSES);
+  else if (Array.isArray(statuses) && statuses.length > 0 && statuses.every((s) => typeof s === 'string' && s !== '')) {
+    allowedOrderStatuses = new Set(statuses);
+  } else {
+    throw new InvalidOptionError('allowedOrderStatuses', 'expected null (any status) or a non-empty array of non-empty strings');
+  }
+
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
+
+  return {
+    adapter,
+    verifier,
+    pageSize,
+    maxPageSize,
+    maxPageBytes,
+    maxBodyBytes,
+    timeBudgetMs,
+    cursors: new CursorCodec(secret),
+    defaultPagination: pagination,
+    rateLimit,
+    allowedOrderStatuses,
+    now,
+    logger,
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * The store router's framework-agnostic core: request in (headers, raw query string, path id,
+ * parsed body), `{status, headers, body}` out. It checks the SvcKey, runs the operation under the
+ * time budget, and maps every failure to a JSON `{error}` without internals. The Express binding
+ * (`express-router.ts`) adds only rate limiting, body reading and the response write.
+ *
+ * @example Serving the list webhook from a plain `node:http` server:
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createStoreCore } from 'storebridge/server';
+ * const core = createStoreCore({ adapter, svcKeys: [process.env.SVC_KEY!] });
+ * createServer(async (req, res) => {
+ *   const url = new URL(req.url!, 'http://x');
+ *   const out = await core.handle('listProducts', { headers: req.headers, rawQuery: url.search });
+ *   res.writeHead(out.status, { ...out.headers, 'content-type': 'application/json; charset=utf-8' }).end(out.body);
+ * }).listen(8080);
+ * ```
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Entity } from '../contract/webhook';
+import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
+import { Deadline } from './deadline';
+import { HttpError, UnauthorizedError } from './http-errors';
+import { parseListQuery, queryParams, queryRecord } from './list-query';
+import { getItem, listPage, type CoreHttpResponse } from './read-core';
+import { parseRouterOptions, type RouterConfig, type StoreRouterOptions } from './router-options';
+import { handleWrite } from './write-core';
+
+export type { CoreHttpResponse } from './read-core';
+
+export type OperationName = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeProduct' | 'writeOrder';
+
+export interface OperationInfo {
+  readonly method: 'GET' | 'POST';
+  readonly entity: Entity;
+  readonly kind: 'list' | 'get' | 'write';
+  /** The default route, relative to where the router is mounted. */
+  readonly path: string;
+}
+
+export const OPERATIONS: Readonly<Record<OperationName, OperationInfo>> = {
+  listProducts: { method: 'GET', entity: 'products', kind: 'list', path: '/products' },
+  getProduct: { method: 'GET', entity: 'products', kind: 'get', path: '/products/:id' },
+  writeProduct: { method: 'POST', entity: 'products', kind: 'write', path: '/products' },
+  listOrders: { method: 'GET', entity: 'orders', kind: 'list', path: '/orders' },
+  getOrder: { method: 'GET', entity: 'orders', kind: 'get', path: '/orders/:id' },
+  writeOrder: { method: 'POST', entity: 'orders', kind: 'write', path: '/orders' },
+};
+
+export interface CoreRequest {
+  readonly headers: IncomingHttpHeaders;
+  /** The query string as received, with or without the leading `?`. */
+  readonly rawQuery: string;
+  /** The item id of by-ID operations (already URL-decoded). */
+  readonly id?: string;
+  /** The parsed JSON body of writes. */
+  readonly body?: unknown;
+  /** Aborted when the caller goes away. */
+  readonly signal?: AbortSignal;
+}
+
+export type AuthResult =
+  | { readonly ok: true; readonly keyId: string; /** SHA-256 hex of the key: what rate limits count by. */ readonly keyHash: string }
+  | { readonly ok: false; readonly response: CoreHttpResponse };
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
+
+/** A JSON `{error}` response. */
+export function errorResponse(status: number, message: string, headers?: Record<string, string>): CoreHttpResponse {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify({ error: message }) };
+}
+
+export class StoreCore {
+  constructor(readonly config: RouterConfig) {}
+
+  /** Checks the `SvcKey` header (never `Authorization`). Nothing else runs before it. */
+  async authenticate(headers: IncomingHttpHeaders): Promise<AuthResult> {
+    const raw = headers['svckey'];
+    const presented = typeof raw === 'string' ? raw : undefined;
+    const refuse = (message: string): AuthResult => ({
+      ok: false,
+      response: errorResponse(401, message, { 'www-authenticate': 'SvcKey' }),
+    });
+    if (!presented) {
+      const hint = headers.authorization !== undefined ? ' (a key in the Authorization header is not accepted)' : '';
+      return refuse(`missing SvcKey header${hint}`);
+    }
+    let verdict;
+    try {
+      verdict = await this.config.verifier.verify(presented, this.config.now());
+    } catch (err) {
+      return { ok: false, response: this.failure(err, 'authenticate') };
+    }
+    if (!verdict.ok) return refuse(verdict.reason === 'expired' ? 'the SvcKey has expired' : 'invalid SvcKey');
+    return { ok: true, keyId: verdict.keyId, keyHash: createHash('sha256').update(presented, 'utf8').digest('hex') };
+  }
+
+  /** Runs one operation for an already authenticated request. Never rejects. */
+  async run(operation: OperationName, request: CoreRequest): Promise<CoreHttpResponse> {
+    const op = OPERATIONS[operation];
+    const deadline = new Deadline(this.config.timeBudgetMs, request.signal);
+    try {
+      const out = await this.dispatch(op, request, deadline);
+      return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
+    } catch (err) {
+      return this.failure(err, operation);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /** `authenticate`, then `run`: the whole operation for hosts without a rate limiter. */
+  async handle(operation: OperationName, request: CoreRequest): Promise<CoreHttpResponse> {
+    const auth = await this.authenticate(request.headers);
+    return auth.ok ? this.run(operation, request) : auth.response;
+  }
+
+  private async dispatch(op: OperationInfo, request: CoreRequest, deadline: Deadline): Promise<CoreHttpResponse> {
+    const rawQuery = request.rawQuery.startsWith('?') ? request.rawQuery.slice(1) : request.rawQuery;
+    switch (op.kind) {
+      case 'list':
+        return listPage(this.config, op.entity, parseListQuery(rawQuery, op.entity, this.config), deadline);
+      case 'get':
+        return getItem(this.config, op.entity, request.id ?? '', deadline);
+      case 'write': {
+        const query = queryRecord(queryParams(rawQuery));
+        const { allowedOrderStatuses, now } = this.config;
+        const result = await deadline.race(
+          handleWrite(this.config.adapter, op.entity, query, request.body, { allowedOrderStatuses, now }, deadline.signal),
+        );
+        return { status: result.status, body: JSON.stringify(result.body) };
+      }
+    }
+  }
+
+  /** Maps a failure to its response; kit failures are logged with their cause, never answered with it. */
+  failure(err: unknown, operation: string): CoreHttpResponse {
+    if (err instanceof HttpError) return errorResponse(err.status, err.message);
+    const logger = this.config.logger;
+    if (err instanceof ItemTooLargeError) {
+      logger?.error({ operation, code: err.code, id: err.id, bytes: err.bytes, budget: err.budget }, err.message);
+      return errorResponse(500, err.message);
+    }
+    if (err instanceof AdapterTimeoutError) {
+      logger?.error({ operation, code: err.code }, `${operation}: the adapter did not answer within the time budget`);
+      return errorResponse(500, 'the store did not answer within its time budget; try again later');
+    }
+    const code = err instanceof StorebridgeError ? err.code : 'INTERNAL';
+    logger?.error({ operation, code, err }, `${operation} failed`);
+    return errorResponse(500, 'the store could not complete the request; its log has the details');
+  }
+}
+
+/** Parses the options once and returns the core that routers and handlers share. */
+export function createStoreCore(options: StoreRouterOptions): StoreCore {
+  return new StoreCore(parseRouterOptions(options));
+}
