@@ -8,6 +8,11 @@ import { createMemoryAdapter } from '../../adapters/memory';
 
 export const ADAPTER_SPEC_HELP = 'memory | sqlite:FILE | postgres:URL | mysql:URL';
 
+/** The adapter `serve` and `demo` use when no `--adapter` is given. */
+export function defaultAdapterSpec(): string {
+  return 'memory';
+}
+
 export async function openAdapter(spec: string): Promise<StoreAdapter> {
   if (spec === 'memory') return createMemoryAdapter();
   if (/^(sqlite|postgres|postgresql|mysql|mariadb):/.test(spec)) {
