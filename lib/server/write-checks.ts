@@ -46,6 +46,20 @@ function currencyWarning(path: string, value: unknown, out: string[]): void {
   }
 }
 
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:Z|[+-](\d{2})(?::?(\d{2}))?)?)?$/;
+
+/** An ISO 8601 calendar date (`2026-01-31`), optionally with a time and a UTC offset, that exists. */
+function isIsoDate(text: string): boolean {
+  const m = ISO_DATE.exec(text);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return false;
+  const [hour, minute, second, offH, offM] = [m[4], m[5], m[6], m[7], m[8]].map((x) => Number(x ?? 0));
+  return hour <= 23 && minute <= 59 && second <= 60 && offH <= 23 && offM <= 59;
+}
+
 /** Lookups in flight at once while resolving order items: enough to hide latency, not a flood. */
 const LOOKUP_CONCURRENCY = 8;
 
@@ -101,7 +115,11 @@ export async function checkOrder(order: Json, ctx: CheckContext): Promise<Findin
     const product = products.get(item.id);
     const at = `orderItems.${i}`;
     if (!product) {
-      reasons.push(`${at}.id: no product has the _id or SKU ${quote(item.id)}`);
+      reasons.push(
+        ctx.adapter.hasSkuLookup
+          ? `${at}.id: no product has the _id or SKU ${quote(item.id)}`
+          : `${at}.id: no product has the _id ${quote(item.id)} (this store's adapter cannot look products up by SKU)`,
+      );
       return;
     }
     const variationIds = (product.variations ?? []).map((v) => v.variationid).filter((v) => v !== undefined);
@@ -117,6 +135,13 @@ export async function checkOrder(order: Json, ctx: CheckContext): Promise<Findin
       reasons.push(`status: ${quote(status)} is not an allowed order status (allowed: ${[...allowed].join(', ')})`);
     } else if (!allowed && !(ORDER_STATUSES as readonly string[]).includes(status)) {
       warnings.push(`status: ${quote(status)} is not one of the common order statuses (${ORDER_STATUSES.join(', ')})`);
+    }
+  }
+
+  for (const field of ['dateCreated', 'dateClosed']) {
+    const date = order[field];
+    if (typeof date === 'string' && date !== '' && !isIsoDate(date)) {
+      warnings.push(`${field}: ${quote(date)} is not an ISO 8601 date`);
     }
   }
 

@@ -27,7 +27,7 @@ import type { GuardedAdapter } from '../adapter-guard';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { ITEM_SCHEMAS, MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
 import { checkOrder, checkProduct, type Findings } from './write-checks';
-import { capMessages, issueReason, quote } from './write-messages';
+import { capMessages, clip, issueReason, quote } from './write-messages';
 
 export interface WriteConfig {
   /** Order statuses a write may carry; `null` accepts any (uncommon ones are warned about). */
@@ -80,7 +80,7 @@ function failure(entity: Entity, reasons: readonly string[], warnings: readonly 
     body: {
       success: false,
       code: 400,
-      error: `${NOUN[entity]} not stored: ${reasons[0]}${more}`,
+      error: `${NOUN[entity]} not stored: ${clip(reasons[0])}${more}`,
       reasons: capMessages(reasons),
       warnings: capMessages(warnings),
     },
@@ -100,6 +100,7 @@ export async function handleWrite(
   config: WriteConfig,
   signal: AbortSignal,
 ): Promise<CoreResponse> {
+  signal.throwIfAborted();
   const noun = NOUN[entity];
   const reasons: string[] = [];
   const warnings: string[] = [];
@@ -147,6 +148,8 @@ export async function handleWrite(
   const own = await store.check(parsed.data as never, { signal });
   if (own.length > 0) return failure(entity, own, warnings);
 
+  // The binding may already have answered a timed-out request: never write after that.
+  signal.throwIfAborted();
   const { item } = await store.upsert(parsed.data as never, { lastUpdated: 'touch', now: config.now(), signal });
   return {
     status: 200,

@@ -75,10 +75,18 @@ export function issueReason(issue: z.core.$ZodIssue, input: unknown): string {
   }
 }
 
+/** Longest single message; longer ones (a huge unknown key name, say) are cut with `…`. */
+export const MAX_MESSAGE_LENGTH = 500;
+
+/** A message cut to `MAX_MESSAGE_LENGTH`. */
+export function clip(message: string): string {
+  return message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message;
+}
+
 /** Caps a message list, replacing the tail with one summary line. */
 export function capMessages(messages: readonly string[]): { msg: string }[] {
-  if (messages.length <= MAX_MESSAGES) return messages.map((msg) => ({ msg }));
-  const shown = messages.slice(0, MAX_MESSAGES - 1).map((msg) => ({ msg }));
+  if (messages.length <= MAX_MESSAGES) return messages.map((msg) => ({ msg: clip(msg) }));
+  const shown = messages.slice(0, MAX_MESSAGES - 1).map((msg) => ({ msg: clip(msg) }));
   shown.push({ msg: `… and ${messages.length - (MAX_MESSAGES - 1)} more` });
   return shown;
 }

@@ -41,6 +41,10 @@ class SpyAdapter implements StoreAdapter {
   productBySku(sku: string) {
     return this.memory.productBySku(sku);
   }
+  productReasons: string[] = [];
+  async checkProduct(): Promise<string[]> {
+    return this.productReasons;
+  }
   /** An adapter's own check: the buyer must be a known business partner (when a list is set). */
   async checkOrder(order: Order): Promise<string[]> {
     this.checkOrderCalls++;
@@ -290,6 +294,15 @@ describe('handleWrite: the body', () => {
     expect(await s.adapter.orders.get(ORDER_ID, { signal })).toEqual({ ...order(), _id: ORDER_ID, last_updated: NOW });
   });
 
+  it('messages stay short when a hostile body has huge keys or values', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', { ...order(), ['k'.repeat(100_000)]: 1, status: 's'.repeat(100_000) });
+    const all = [...reasonsOf(res), ...warningsOf(res), (res.body as { error: string }).error];
+    expect(all).toHaveLength(3);
+    for (const msg of all) expect(msg.length).toBeLessThanOrEqual(520);
+    expect(warningsOf(res)[0]).toMatch(/^k+…$/);
+  });
+
   it('unknown fields are still warned about when the write is refused', async () => {
     const s = setup();
     const res = await expectRefused(s, 'orders', { ...order(), status: 'bogus', coupon: 1 }, [
@@ -334,6 +347,15 @@ describe('handleWrite: built-in order reasons', () => {
     const s = setup();
     s.config.allowedOrderStatuses = new Set(['pending', 'paid']);
     await expectRefused(s, 'orders', { ...order(), status: 'shipped' }, ['status: "shipped" is not an allowed order status (allowed: pending, paid)']);
+  });
+
+  it('unknown SKU on an adapter without SKU lookup says that only _id resolves', async () => {
+    const memory = createMemoryAdapter(structuredClone(catalog));
+    const s = setup();
+    s.adapter = guardAdapter({ products: memory.products, orders: memory.orders });
+    const res = await write(s, 'orders', order());
+    expect(reasonsOf(res)).toEqual([`orderItems.0.id: no product has the _id "${p0.sku}" (this store's adapter cannot look products up by SKU)`]);
+    expect(await memory.orders.get(ORDER_ID)).toBeUndefined();
   });
 
   it('every reason is collected, not just the first', async () => {
@@ -433,6 +455,17 @@ describe('handleWrite: order warnings', () => {
     ]);
   });
 
+  it('dates that are not ISO 8601 (an empty string means unavailable and is fine)', async () => {
+    const s = setup();
+    const ok = ['', '2026-01-31', '2026-01-02T03:04:05.123Z', '2026-01-02T03:04+05', '2026-01-02 03:04:05+05:30', '0050-06-01'];
+    for (const date of ok) expect(await warnings(s, { ...order(), dateCreated: date, dateClosed: date })).toEqual([]);
+    expect(await warnings(s, { ...order(), dateCreated: '31/01/2026', dateClosed: '2026-02-30' })).toEqual([
+      'dateCreated: "31/01/2026" is not an ISO 8601 date',
+      'dateClosed: "2026-02-30" is not an ISO 8601 date',
+    ]);
+    expect(await warnings(s, { ...order(), dateCreated: '2026-01-02T24:00Z' })).toEqual(['dateCreated: "2026-01-02T24:00Z" is not an ISO 8601 date']);
+  });
+
   it('a variation_id the product does not have', async () => {
     const s = setup();
     const body = order();
@@ -491,6 +524,13 @@ describe('handleWrite: products', () => {
     await expectRefused(s, 'products', JSON.parse('{"properties":[{"extraattributes":{"__proto__":"x"}}]}'), [
       'properties.0.extraattributes.__proto__: this key name is not allowed',
     ]);
+  });
+
+  it("the adapter's own product reasons surface", async () => {
+    const s = setup();
+    s.spy.productReasons = ['brand "Acme" is not licensed', 'title too long for the shop'];
+    const res = await expectRefused(s, 'products', product(), ['brand "Acme" is not licensed', 'title too long for the shop']);
+    expect((res.body as { error: string }).error).toBe('product not stored: brand "Acme" is not licensed (and 1 more)');
   });
 
   it('warnings: negative stock, repeated price tier, non-ISO currency, unknown field', async () => {
@@ -604,6 +644,17 @@ describe('handleWrite: adapter failures are thrown, not answered', () => {
     const s = setup();
     s.spy.checkOrder = async () => [42] as unknown as string[];
     await expect(write(s, 'orders', order())).rejects.toBeInstanceOf(AdapterContractError);
+  });
+
+  it('a deadline that passes during the checks rejects instead of writing', async () => {
+    const s = setup();
+    const controller = new AbortController();
+    s.spy.checkOrder = async () => {
+      controller.abort(new Error('time budget spent'));
+      return [];
+    };
+    await expect(handleWrite(s.adapter, 'orders', { jobid: '1', id: ORDER_ID }, order(), s.config, controller.signal)).rejects.toThrow('time budget spent');
+    expect(s.spy.upserts).toBe(0);
   });
 
   it('an aborted signal rejects instead of writing', async () => {
