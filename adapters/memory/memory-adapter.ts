@@ -11,6 +11,7 @@ import {
   type EntityStore,
   type ListOptions,
   type RawJsonItem,
+  type SignalOptions,
   type SortKey,
   type StoreAdapter,
   type UpsertResult,
@@ -61,7 +62,8 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
     return lo;
   }
 
-  async list({ sortorder, limit, offset = 0, after }: ListOptions): Promise<RawJsonItem[]> {
+  async list({ sortorder, limit, offset = 0, after, signal }: ListOptions): Promise<RawJsonItem[]> {
+    signal?.throwIfAborted();
     const n = this.sorted.length;
     const out: RawJsonItem[] = [];
     if (sortorder === 'asc') {
@@ -75,15 +77,18 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
     return out;
   }
 
-  async count(): Promise<number> {
+  async count(options?: SignalOptions): Promise<number> {
+    options?.signal?.throwIfAborted();
     return this.sorted.length;
   }
 
-  async get(id: string): Promise<T | undefined> {
+  async get(id: string, options?: SignalOptions): Promise<T | undefined> {
+    options?.signal?.throwIfAborted();
     return this.byId.get(id)?.doc;
   }
 
   async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
+    options.signal?.throwIfAborted();
     const existing = this.byId.get(item._id);
     const result = resolveWrite(existing?.doc, item, options);
     if (result.changed) this.store(result.item, existing);
@@ -124,7 +129,8 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
 export class MemoryAdapter implements StoreAdapter {
   readonly products = new MemoryEntityStore<Product>((p) => p.sku);
   readonly orders = new MemoryEntityStore<Order>();
-  async productBySku(sku: string): Promise<Product | undefined> {
+  async productBySku(sku: string, options?: SignalOptions): Promise<Product | undefined> {
+    options?.signal?.throwIfAborted();
     return this.products.getByAlternateKey(sku);
   }
   async close(): Promise<void> {}
