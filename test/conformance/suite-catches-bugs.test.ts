@@ -1,0 +1,79 @@
+/**
+ * The conformance suite must fail on broken adapters: each mutant below breaks one rule, and the
+ * named suite test must reject on it (while passing on the correct memory adapter).
+ */
+import { compareKeys, keyOf, rawJson, resolveWrite, type ListOptions, type StoreAdapter, type WriteOptions } from '../../lib/adapter';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { ADAPTER_CONFORMANCE_TESTS, runAdapterConformance } from '../../lib/conformance';
+import type { Order, Product } from '../../lib/contract/webhook';
+
+function collect(factory: () => StoreAdapter): Map<string, () => Promise<void>> {
+  const tests = new Map<string, () => Promise<void>>();
+  runAdapterConformance({ test: (name, fn) => tests.set(name, fn), factory, propertyRuns: 30 });
+  return tests;
+}
+
+/** A Map-backed adapter whose behaviour a mutation flag bends. */
+function mutant(bug: 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'count-off' | 'no-tiebreak'): StoreAdapter {
+  const store = <T extends { _id: string; last_updated?: number }>() => {
+    const rows = new Map<string, T>();
+    return {
+      async list({ sortorder, limit, offset = 0, after, signal }: ListOptions) {
+        if (bug !== 'ignores-abort') signal.throwIfAborted();
+        const sign = sortorder === 'asc' ? 1 : -1;
+        const cmp = (a: T, b: T) => (bug === 'no-tiebreak' ? sign * ((a.last_updated ?? 0) - (b.last_updated ?? 0)) : sign * compareKeys(keyOf(a), keyOf(b)));
+        const all = [...rows.values()].sort(cmp);
+        const start = after ? all.findIndex((x) => sign * compareKeys(keyOf(x), after) >= (bug === 'inclusive-after' ? 0 : 1)) : offset;
+        return (start < 0 ? [] : all.slice(start, start + limit)).map((x) => rawJson(x._id, x.last_updated ?? 0, JSON.stringify(x)));
+      },
+      async count({ signal }: { signal: AbortSignal }) {
+        if (bug !== 'ignores-abort') signal.throwIfAborted();
+        return rows.size + (bug === 'count-off' && rows.size > 3 ? 1 : 0);
+      },
+      async get(id: string, { signal }: { signal: AbortSignal }) {
+        if (bug !== 'ignores-abort') signal.throwIfAborted();
+        return rows.get(id);
+      },
+      async upsert(item: T, options: WriteOptions) {
+        if (bug !== 'ignores-abort') options.signal.throwIfAborted();
+        const existing = rows.get(item._id);
+        if (bug === 'lost-update') await new Promise((r) => setImmediate(r));
+        const result = resolveWrite(existing, item, options);
+        if (result.changed) rows.set(item._id, result.item);
+        return result;
+      },
+    };
+  };
+  const products = store<Product>();
+  return {
+    products,
+    orders: store<Order>(),
+    async productBySku(sku, { signal }) {
+      if (bug !== 'ignores-abort') signal.throwIfAborted();
+      const page = await products.list({ sortorder: 'asc', limit: 1e6, signal: new AbortController().signal });
+      return page.map((x) => JSON.parse(x.json) as Product).find((p) => p.sku === sku);
+    },
+  };
+}
+
+const CASES: Array<[Parameters<typeof mutant>[0], string]> = [
+  ['inclusive-after', '`after` is strictly after, also for keys that are not stored'],
+  ['inclusive-after', 'every item exactly once over random catalogs with many ties (property)'],
+  ['no-tiebreak', 'ties on last_updated are broken by _id'],
+  ['lost-update', 'concurrent upserts of one _id lose no update and create one row'],
+  ['ignores-abort', 'an aborted signal rejects every call, and an aborted upsert stores nothing'],
+  ['count-off', 'count is exact after creates and updates'],
+];
+
+describe('the adapter conformance suite catches broken adapters', () => {
+  test('every case names a suite test', () => {
+    for (const [, name] of CASES) expect(ADAPTER_CONFORMANCE_TESTS).toContain(name);
+  });
+  test.each(CASES)('%s fails "%s"', async (bug, name) => {
+    await expect(collect(() => mutant(bug)).get(name)!()).rejects.toThrow();
+    await expect(collect(() => createMemoryAdapter()).get(name)!()).resolves.toBeUndefined();
+  });
+  test('unknown names in skip are refused', () => {
+    expect(() => runAdapterConformance({ test: () => undefined, factory: () => createMemoryAdapter(), skip: ['nope'] })).toThrow(/no test is named "nope"/);
+  });
+});
