@@ -236,6 +236,18 @@ describe('handleWrite: the body', () => {
     await expectRefused(s, 'orders', body, [`body: must be a JSON object (the complete order), got ${got}`]);
   });
 
+  it('a body nested millions of levels deep → failure, not a crash', async () => {
+    const s = setup();
+    const n = 1_000_000;
+    const deep = JSON.parse(`{"orderItems":${'['.repeat(n)}${']'.repeat(n)}}`);
+    await expectRefused(s, 'orders', deep, ['body: nested more than 64 levels deep']);
+    let ok: unknown = {};
+    for (let i = 0; i < 62; i++) ok = { x: ok };
+    s.spy.blockWrites = false;
+    const res = await write(s, 'orders', { ...order(), note: ok });
+    expect(res.status).toBe(200);
+  });
+
   it('a body _id that disagrees with id → failure', async () => {
     const s = setup();
     const res = await expectRefused(s, 'orders', { ...order(), _id: 'other' }, ['_id: "other" does not match the id query parameter "ord-new-1"']);
