@@ -132,7 +132,8 @@ export async function checkOrder(order: Json, ctx: CheckContext): Promise<Findin
   if (typeof status === 'string') {
     const allowed = ctx.allowedOrderStatuses;
     if (allowed && !allowed.has(status)) {
-      reasons.push(`status: ${quote(status)} is not an allowed order status (allowed: ${[...allowed].join(', ')})`);
+      const list = allowed.size > 0 ? `allowed: ${[...allowed].join(', ')}` : 'this store accepts no status';
+      reasons.push(`status: ${quote(status)} is not an allowed order status (${list})`);
     } else if (!allowed && !(ORDER_STATUSES as readonly string[]).includes(status)) {
       warnings.push(`status: ${quote(status)} is not one of the common order statuses (${ORDER_STATUSES.join(', ')})`);
     }

@@ -38,6 +38,7 @@ function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a number';
+  if (typeof value === 'boolean') return 'a boolean';
   return TYPE_NAMES[typeof value] ?? typeof value;
 }
 
@@ -58,7 +59,7 @@ export function issueReason(issue: z.core.$ZodIssue, input: unknown): string {
   switch (issue.code) {
     case 'invalid_type': {
       const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
-      const detail = typeof got === 'number' || typeof got === 'string' ? ` (${quote(got)})` : '';
+      const detail = typeof got === 'number' || typeof got === 'string' || typeof got === 'boolean' ? ` (${quote(got)})` : '';
       return `${where}: must be ${expected}, got ${kindOf(got)}${detail}`;
     }
     case 'too_big':

@@ -276,7 +276,7 @@ describe('handleWrite: the body', () => {
       rating: 7,
       total: { amount: '25', currency: 'USD' },
       orderItems: [{ id: p0.sku, quantity: 1.5 }, 'x', { id: p0.sku, quantity: '2' }],
-      buyer: { billingaddress: { city: 5 } },
+      buyer: { billingaddress: { city: 5 }, email: true },
       messages: null,
     };
     await expectRefused(s, 'orders', body, [
@@ -284,6 +284,7 @@ describe('handleWrite: the body', () => {
       'orderItems.0.quantity: must be an integer, got a number (1.5)',
       'orderItems.1: must be an object, got a string ("x")',
       'orderItems.2.quantity: must be a number, got a string ("2")',
+      'buyer.email: must be a string, got a boolean (true)',
       'buyer.billingaddress.city: must be a string, got an integer (5)',
       'rating: must be at most 5, got 7',
       'messages: must be an array, got null',
@@ -359,6 +360,9 @@ describe('handleWrite: built-in order reasons', () => {
     const s = setup();
     s.config.allowedOrderStatuses = new Set(['pending', 'paid']);
     await expectRefused(s, 'orders', { ...order(), status: 'shipped' }, ['status: "shipped" is not an allowed order status (allowed: pending, paid)']);
+    await expectRefused(s, 'orders', { ...order(), status: 'Paid' }, ['status: "Paid" is not an allowed order status (allowed: pending, paid)']);
+    s.config.allowedOrderStatuses = new Set();
+    await expectRefused(s, 'orders', order(), ['status: "paid" is not an allowed order status (this store accepts no status)']);
   });
 
   it('unknown SKU on an adapter without SKU lookup says that only _id resolves', async () => {
