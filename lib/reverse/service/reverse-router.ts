@@ -3,7 +3,7 @@
  * connection key in the path, parses the JSON body within the byte budget, and hands the call to
  * `ReverseService.handle`. Every rule lives in the service and its state machine.
  */
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { InvalidOptionError } from '../../errors';
 import type { TransactionRequest } from './reverse-machine';
 import { createReverseService, REVERSE_BASE_PATH, type ReverseService, type ReverseServiceOptions } from './reverse-service';
@@ -67,6 +67,8 @@ export function createReverseServiceRouter(options: ReverseRouterOptions): Rever
   const maxBodyBytes = options.maxBodyBytes ?? 10_000_000;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidOptionError('maxBodyBytes', 'expected a positive integer (bytes)');
   const service = 'service' in options && options.service ? options.service : createReverseService(options as ReverseServiceOptions);
+  // Loaded here so that importing `storebridge/reverse` for the daemon alone never needs Express.
+  const express = require('express') as typeof import('express');
   const json = express.json({ limit: maxBodyBytes });
   const router = express.Router();
 

@@ -1,0 +1,161 @@
+/**
+ * `storebridge daemon --service URL --connection KEY --adapter SPEC [--once] [--json]`
+ *
+ * Runs the store's reverse-connection daemon: it does what the service's `mode` asks until idle.
+ * `--once` then exits; with `--json` the last stdout line is
+ * `{"ok":bool,"pulled":{"products":n,"orders":n},"failed":n,"pushed":{"products":n,"orders":n}}`.
+ * The key may come from `STOREBRIDGE_CONNECTION` instead of `--connection`; it is never printed.
+ */
+import { parseArgs } from 'node:util';
+import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
+import type { CliIO } from '../io';
+import { createDaemon, type DaemonEvent, type DaemonReport } from '../../reverse/daemon';
+
+export const HELP = `usage: storebridge daemon --service URL --connection KEY --adapter SPEC [options]
+
+Runs the store's side of the reverse connection: asks the service what it wants (pull items into
+the store, push the store's items, send a sample), does it, and polls while the service is idle.
+
+options:
+  --service URL       the service's base URL, e.g. https://sync.example.com
+  --connection KEY    the connection key (or set STOREBRIDGE_CONNECTION); never printed
+  --adapter SPEC      the store: ${ADAPTER_SPEC_HELP}
+  --once              stop once the service is idle, print what was done, exit (non-zero when
+                      the run gave up on errors)
+  --json              with --once: print the result as one JSON line
+  --poll-ms MS        wait between polls (default 1000; doubles up to 30000 while idle)
+  --timeout-ms MS     time-out of each call to the service (default 30000)
+  -h, --help          this text`;
+
+interface Args {
+  service: string;
+  key: string;
+  adapter: string;
+  once: boolean;
+  json: boolean;
+  pollMs: number;
+  timeoutMs: number;
+}
+
+function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        service: { type: 'string' },
+        connection: { type: 'string' },
+        adapter: { type: 'string' },
+        once: { type: 'boolean' },
+        json: { type: 'boolean' },
+        'poll-ms': { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    return (err as Error).message;
+  }
+  const int = (name: string, text: string | undefined, fallback: number): number | string => {
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 3_600_000) return `--${name} must be an integer from 1 to 3600000`;
+    return Number(text);
+  };
+  const pollMs = int('poll-ms', values['poll-ms'], 1000);
+  const timeoutMs = int('timeout-ms', values['timeout-ms'], 30_000);
+  for (const v of [pollMs, timeoutMs]) if (typeof v === 'string') return v;
+  if (!values.service) return '--service URL is required';
+  const key = values.connection ?? env.STOREBRIDGE_CONNECTION;
+  if (!key) return '--connection KEY (or the STOREBRIDGE_CONNECTION environment variable) is required';
+  if (!values.adapter) return `--adapter is required (${ADAPTER_SPEC_HELP})`;
+  if (values.json && !values.once) return '--json needs --once';
+  return { service: values.service, key, adapter: values.adapter, once: Boolean(values.once), json: Boolean(values.json), pollMs: pollMs as number, timeoutMs: timeoutMs as number };
+}
+
+function describe(e: DaemonEvent): string | undefined {
+  switch (e.type) {
+    case 'initialized':
+    case 'resumed':
+      return `${e.type} ${e.kind}${e.entity ? ` (${e.entity})` : ''}`;
+    case 'finished':
+      return `finished ${e.kind}${e.entity ? ` of ${e.entity}` : ''}`;
+    case 'item-failed':
+      return `${e.entity} "${e.id}" not stored: ${e.error}`;
+    case 'push-item-skipped':
+      return `${e.entity} "${e.id}" left out of the push: ${e.reason}`;
+    case 'error':
+      return `error (retrying): ${e.error}`;
+    default:
+      return undefined;
+  }
+}
+
+function contractLine(r: DaemonReport): string {
+  return JSON.stringify({ ok: r.ok, pulled: r.pulled, failed: r.failed, pushed: r.pushed });
+}
+
+export async function run(args: string[], io: CliIO): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out(HELP);
+    return 0;
+  }
+  const parsed = parse(args, process.env);
+  if (typeof parsed === 'string') {
+    io.err(`storebridge daemon: ${parsed}\n\n${HELP}`);
+    return 2;
+  }
+  const stop = io.shutdownSignal();
+  const adapter = await openAdapter(parsed.adapter);
+  let items = 0;
+  const daemon = (() => {
+    try {
+      return createDaemon({
+        serviceUrl: parsed.service,
+        connectionKey: parsed.key,
+        adapter,
+        pollIntervalMs: parsed.pollMs,
+        requestTimeoutMs: parsed.timeoutMs,
+        onEvent: (e) => {
+          const line = describe(e);
+          if (line && !parsed.json) io.err(`storebridge daemon: ${line}`);
+          if ((e.type === 'item-stored' || e.type === 'page-pushed') && io.isTTY && !parsed.json) {
+            items += e.type === 'item-stored' ? 1 : e.items;
+            if (items % 100 === 0) io.err(`storebridge daemon: ${items} items so far`);
+          }
+        },
+      });
+    } catch (err) {
+      return err as Error;
+    }
+  })();
+  if (daemon instanceof Error) {
+    await adapter.close?.();
+    io.err(`storebridge daemon: ${daemon.message}`);
+    return 2;
+  }
+  let code = 0;
+  if (parsed.once) {
+    const interrupted = stop.then(() => daemon.stop());
+    const report = await daemon.runOnce();
+    void interrupted;
+    if (parsed.json) io.out(contractLine(report));
+    else {
+      io.out(
+        `pulled ${report.pulled.products} products and ${report.pulled.orders} orders (${report.failed} refused by the store); ` +
+          `pushed ${report.pushed.products} products and ${report.pushed.orders} orders; sample ${report.sampled.products}+${report.sampled.orders}`,
+      );
+      for (const e of report.errors) io.err(`storebridge daemon: ${e}`);
+    }
+    code = report.ok ? 0 : 1;
+  } else {
+    daemon.start();
+    const signal = await stop;
+    io.err(`storebridge daemon: ${signal}, stopping after the current item`);
+    await daemon.stop();
+    io.out(contractLine(daemon.report()));
+  }
+  await adapter.close?.();
+  return code;
+}
