@@ -616,6 +616,14 @@ describe('handleWrite: last_updated and repeated writes', () => {
     expect((res.body as { product: Product }).product.last_updated).toBe(NOW + 1);
   });
 
+  it('concurrent identical writes (a retry storm) all answer the same result and write once', async () => {
+    const s = setup();
+    const results = await Promise.all(Array.from({ length: 20 }, () => write(s, 'orders', order())));
+    for (const r of results) expect(r).toEqual(results[0]);
+    expect(results[0].status).toBe(200);
+    expect(await s.adapter.orders.get(ORDER_ID, { signal })).toEqual((results[0].body as { order: Order }).order);
+  });
+
   it('concurrent writes of different bodies to one order leave exactly one of them', async () => {
     const s = setup();
     const bodies = Array.from({ length: 40 }, (_, i) => ({ ...order(), orderid: `#${i}`, status: ORDER_STATUSES[i % 7] }));
