@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { userInfo } from 'node:os';
 import type { Kysely } from 'kysely';
 import { InvalidOptionError } from '../../lib/errors';
 import { loadKysely, loadOptional, type SqlKind } from './sql-dialects';
@@ -50,6 +51,16 @@ export function parseSqlSpec(spec: string): SqlConnectionSpec {
   return { kind, target: parsed.toString() };
 }
 
+/** libpq's default user (PGUSER, else the OS account), which node-postgres only takes from $USER. */
+function withDefaultPgUser(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.username || parsed.searchParams.has('user')) return url;
+  const user = process.env.PGUSER || userInfo().username;
+  if (!user) return url;
+  parsed.username = encodeURIComponent(user);
+  return parsed.toString();
+}
+
 /** The spec with any URL password (userinfo or `password=` parameter) replaced by `***`. Safe to print. */
 export function redactConnectionSpec(spec: string): string {
   return spec.replace(/(\/\/[^:/@?#]*:)[^@/?#]*@/g, '$1***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
@@ -85,7 +96,7 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   if (kind === 'postgres') {
     type Pg = typeof import('pg');
     const pg = loadOptional<Pg>('pg', 'postgres: adapters');
-    const pool = new pg.Pool({ connectionString: target, max: poolSize });
+    const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize });
     // An idle connection that the server drops emits 'error' on the pool; without a listener that
     // would crash the process. The pool discards the connection and opens a new one on demand.
     pool.on('error', () => undefined);
