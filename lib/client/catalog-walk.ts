@@ -1,0 +1,277 @@
+/**
+ * Whole-catalog iteration over a store's list webhook, defensive against stores written by anyone:
+ * duplicates across pages are dropped and reported, sort-order violations and `itemsTotal`
+ * changes are reported, a repeating cursor ends the walk with `StorePagingError` instead of
+ * looping forever, and an offset walk advances by the items it actually received, so a short
+ * non-final page never skips anything.
+ */
+import type { Entity, ItemOf } from '../contract/webhook';
+import type { Paging, SortOrder } from '../contract/messages';
+import { compareKeys, keyOf } from '../adapter';
+import { InvalidOptionError } from '../errors';
+import { StorePagingError } from './client-errors';
+
+/** Where a walk stands: resume a walk by passing this back as `start`. */
+export type WalkPosition = { readonly offset: number } | { readonly next: string };
+
+/** An item that failed the contract schema: quarantined, never yielded. */
+export interface InvalidItem {
+  readonly entity: Entity;
+  /** Position in its page. */
+  readonly index: number;
+  readonly _id?: string;
+  readonly error: string;
+}
+
+export type WalkAnomaly =
+  | { readonly kind: 'duplicate'; readonly _id: string }
+  | { readonly kind: 'sort-order'; readonly _id: string; readonly previousId: string }
+  | { readonly kind: 'items-total-changed'; readonly from: number; readonly to: number }
+  | { readonly kind: 'items-total-mismatch'; readonly itemsTotal: number; readonly received: number }
+  | { readonly kind: 'cursor-loop'; readonly next: string };
+
+/** One page as parsed by the client. */
+export interface ListPage<T> {
+  readonly paging: Paging;
+  readonly items: T[];
+  readonly invalid: InvalidItem[];
+  readonly bytes: number;
+  readonly durationMs: number;
+}
+
+export interface WalkPage<T> extends ListPage<T> {
+  /** Items of this page not yielded before (duplicates removed). */
+  readonly fresh: T[];
+  /** Where to resume after this page (`undefined` once the walk is complete). */
+  readonly position: WalkPosition | undefined;
+  readonly anomalies: WalkAnomaly[];
+}
+
+export interface WalkOptions {
+  readonly jobid: number;
+  /** Default `asc`. */
+  readonly sortorder?: SortOrder;
+  /** `auto` (default): follow `paging.next` when the store gives one, else offsets. */
+  readonly strategy?: 'auto' | 'offset' | 'cursor';
+  /** > 1: fetch offset pages in parallel once `itemsTotal` is known (offset walks only). */
+  readonly concurrency?: number;
+  /** Resume here (a `position` from an earlier walk). */
+  readonly start?: WalkPosition;
+  readonly signal?: AbortSignal;
+  /** Called for every anomaly as it is seen. */
+  readonly onAnomaly?: (anomaly: WalkAnomaly) => void;
+}
+
+export interface WalkSummary {
+  pages: number;
+  items: number;
+  duplicates: number;
+  invalid: number;
+  itemsTotal: number | undefined;
+  maxPageBytes: number;
+  maxPageMs: number;
+  anomalies: WalkAnomaly[];
+  complete: boolean;
+}
+
+/** What the walk needs from the client: one list request. */
+export type FetchPage<T> = (query: { offset?: number; next?: string }, signal: AbortSignal) => Promise<ListPage<T>>;
+
+const MAX_EMPTY_CURSOR_PAGES = 10;
+const MAX_REPORTED_ANOMALIES = 1000;
+
+export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
+  readonly summary: WalkSummary = { pages: 0, items: 0, duplicates: 0, invalid: 0, itemsTotal: undefined, maxPageBytes: 0, maxPageMs: 0, anomalies: [], complete: false };
+  private readonly seen = new Set<string>();
+  private last: { last_updated: number; _id: string } | undefined;
+  private started = false;
+  /** Where an offset walk started (items before it count as received for the total check). */
+  private baseOffset = 0;
+
+  constructor(
+    readonly entity: E,
+    private readonly fetchPage: FetchPage<ItemOf<E>>,
+    private readonly options: WalkOptions,
+    private readonly pageSize: number | undefined,
+  ) {
+    const c = options.concurrency ?? 1;
+    if (!Number.isSafeInteger(c) || c < 1 || c > 64) throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 64');
+    if (!Number.isSafeInteger(options.jobid) || options.jobid < 0) throw new InvalidOptionError('jobid', 'must be a non-negative integer');
+  }
+
+  /** Items, each once, in the store's order. */
+  async *[Symbol.asyncIterator](): AsyncIterator<ItemOf<E>> {
+    for await (const page of this.pages()) yield* page.fresh;
+  }
+
+  /** Pages, with what each adds and where to resume after it. */
+  async *pages(): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+    if (this.started) throw new Error('a CatalogWalk can be iterated once');
+    this.started = true;
+    const inner = new AbortController();
+    const onAbort = () => inner.abort(this.options.signal!.reason);
+    this.options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      yield* this.run(inner.signal);
+      this.summary.complete = true;
+    } finally {
+      // Stops pages fetched ahead when the consumer leaves early (break, throw).
+      inner.abort();
+      this.options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private note(anomaly: WalkAnomaly, list: WalkAnomaly[]): void {
+    list.push(anomaly);
+    if (this.summary.anomalies.length < MAX_REPORTED_ANOMALIES) this.summary.anomalies.push(anomaly);
+    this.options.onAnomaly?.(anomaly);
+  }
+
+  /** Dedupes, checks order and totals, updates the summary. */
+  private accept(page: ListPage<ItemOf<E>>, position: WalkPosition | undefined): WalkPage<ItemOf<E>> {
+    const anomalies: WalkAnomaly[] = [];
+    const s = this.summary;
+    const sign = (this.options.sortorder ?? 'asc') === 'asc' ? 1 : -1;
+    if (s.itemsTotal !== undefined && page.paging.itemsTotal !== s.itemsTotal) {
+      this.note({ kind: 'items-total-changed', from: s.itemsTotal, to: page.paging.itemsTotal }, anomalies);
+    }
+    s.itemsTotal = page.paging.itemsTotal;
+    const fresh: ItemOf<E>[] = [];
+    for (const item of page.items) {
+      if (this.seen.has(item._id)) {
+        s.duplicates++;
+        this.note({ kind: 'duplicate', _id: item._id }, anomalies);
+        continue;
+      }
+      this.seen.add(item._id);
+      const key = keyOf(item);
+      if (this.last && sign * compareKeys(key, this.last) < 0) {
+        this.note({ kind: 'sort-order', _id: item._id, previousId: this.last._id }, anomalies);
+      }
+      this.last = key;
+      fresh.push(item);
+    }
+    s.pages++;
+    s.items += fresh.length;
+    s.invalid += page.invalid.length;
+    s.maxPageBytes = Math.max(s.maxPageBytes, page.bytes);
+    s.maxPageMs = Math.max(s.maxPageMs, page.durationMs);
+    return { ...page, fresh, position, anomalies };
+  }
+
+  private finish(received: number, anomalies: WalkAnomaly[] = []): void {
+    const total = this.summary.itemsTotal;
+    if (total !== undefined && received !== total) this.note({ kind: 'items-total-mismatch', itemsTotal: total, received }, anomalies);
+  }
+
+  private async *run(signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+    const strategy = this.options.strategy ?? 'auto';
+    const start = this.options.start;
+    if (start && 'next' in start) return yield* this.cursorWalk(start.next, signal);
+    const offset = start && 'offset' in start ? start.offset : 0;
+    this.baseOffset = offset;
+    if (strategy === 'offset' || offset > 0) return yield* this.offsetWalk(offset, signal);
+    // First page without paging parameters: the store's answer tells which strategy it speaks.
+    const first = await this.fetchPage({}, signal);
+    const next = strategy === 'cursor' || first.paging.next !== undefined ? first.paging.next : undefined;
+    if (strategy === 'cursor' || next !== undefined) {
+      yield this.accept(first, next === undefined ? undefined : { next });
+      if (next === undefined) return this.finish(this.summary.items);
+      return yield* this.cursorWalk(next, signal, new Set([next]));
+    }
+    yield* this.offsetContinue(first, 0, signal);
+  }
+
+  private async *cursorWalk(start: string, signal: AbortSignal, seenCursors = new Set<string>([start])): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+    let next = start;
+    let emptyRun = 0;
+    for (;;) {
+      const page = await this.fetchPage({ next }, signal);
+      const following = page.paging.next;
+      const loop = following !== undefined && seenCursors.has(following);
+      const accepted = this.accept(page, following === undefined || loop ? undefined : { next: following });
+      yield accepted;
+      // A resumed cursor walk has not seen the items before its start: no total to compare.
+      if (following === undefined) return this.options.start ? undefined : this.finish(this.summary.items);
+      if (loop) {
+        this.note({ kind: 'cursor-loop', next: following }, []);
+        throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `the store returned the same next cursor twice; stopped after ${this.summary.pages} pages`);
+      }
+      emptyRun = page.items.length === 0 ? emptyRun + 1 : 0;
+      if (emptyRun >= MAX_EMPTY_CURSOR_PAGES) {
+        throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `${emptyRun} empty pages in a row, each with a new next cursor; stopped`);
+      }
+      seenCursors.add(following);
+      next = following;
+    }
+  }
+
+  private async *offsetWalk(offset: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+    const first = await this.fetchPage({ offset }, signal);
+    yield* this.offsetContinue(first, offset, signal);
+  }
+
+  /**
+   * Continues an offset walk whose page at `offset` is `page`. Ends on an empty page, or at
+   * `itemsTotal` after a short page; after a full page at `itemsTotal` one more request confirms
+   * the end (a store whose `itemsTotal` is too low would otherwise lose its tail).
+   */
+  private async *offsetContinue(page: ListPage<ItemOf<E>>, offset: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+    const concurrency = this.options.concurrency ?? 1;
+    let widest = this.pageSize ?? 0;
+    for (;;) {
+      widest = Math.max(widest, page.items.length);
+      const position = offset + page.items.length;
+      const total = page.paging.itemsTotal;
+      const done = page.items.length === 0 || (position >= total && page.items.length < widest);
+      yield this.accept(page, done ? undefined : { offset: position });
+      if (done) return this.finish(this.baseOffset + this.summary.items);
+      offset = position;
+      if (concurrency > 1 && position < total) {
+        offset = yield* this.parallelRanges(position, total, widest, concurrency, signal);
+      }
+      page = await this.fetchPage({ offset }, signal);
+    }
+  }
+
+  /**
+   * Fetches `[from, to)` in ranges of `width`, `concurrency` at a time, and yields the pages in
+   * order. A range whose page comes back short is completed with further requests. Returns where
+   * the serial walk continues.
+   */
+  private async *parallelRanges(from: number, to: number, width: number, concurrency: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, number, undefined> {
+    const ranges: Array<[number, number]> = [];
+    for (let a = from; a < to; a += width) ranges.push([a, Math.min(to, a + width)]);
+    const fetchRange = async ([a, b]: [number, number]): Promise<Array<{ page: ListPage<ItemOf<E>>; at: number }>> => {
+      const out: Array<{ page: ListPage<ItemOf<E>>; at: number }> = [];
+      let at = a;
+      while (at < b) {
+        const page = await this.fetchPage({ offset: at }, signal);
+        const items = page.items.slice(0, b - at);
+        out.push({ page: { ...page, items }, at });
+        if (items.length === 0) break;
+        at += items.length;
+      }
+      return out;
+    };
+    const tasks: Array<Promise<Array<{ page: ListPage<ItemOf<E>>; at: number }>>> = [];
+    const launch = (i: number) => {
+      if (i < ranges.length && !tasks[i]) {
+        tasks[i] = fetchRange(ranges[i]);
+        tasks[i].catch(() => undefined); // awaited in order below; this only prevents an early unhandled rejection
+      }
+    };
+    let position = from;
+    for (let i = 0; i < ranges.length; i++) {
+      for (let j = i; j < i + concurrency; j++) launch(j);
+      const parts = await tasks[i];
+      for (const { page } of parts) {
+        if (page.items.length === 0) return position; // short data: the serial walk decides
+        position += page.items.length;
+        yield this.accept(page, { offset: position });
+      }
+      if (position < ranges[i][1]) return position;
+    }
+    return position;
+  }
+}

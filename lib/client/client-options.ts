@@ -1,0 +1,182 @@
+/**
+ * The caller's options, parsed once into a `ClientConfig` (errors name the bad option).
+ */
+import { InvalidOptionError } from '../errors';
+
+/** The six webhook operations. */
+export type Operation = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeOrder' | 'writeProduct';
+
+/**
+ * Where each operation lives. By-ID URLs may hold `{id}` (replaced by the URL-encoded id);
+ * without it the id is appended as a path segment.
+ */
+export interface OperationUrls {
+  listProducts: string;
+  listOrders: string;
+  getProduct?: string;
+  getOrder?: string;
+  writeOrder?: string;
+  writeProduct?: string;
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3). */
+  limit?: number;
+  /** First backoff step (default 300 ms); step n is `base * 2^n`, capped by `maxDelayMs`. */
+  baseDelayMs?: number;
+  /** Largest backoff step (default 10 s). */
+  maxDelayMs?: number;
+  /** Longest `Retry-After` honoured (default 60 s); a longer one ends the retries. */
+  maxRetryAfterMs?: number;
+  /** Source of randomness for full jitter, in [0, 1) (default `Math.random`). */
+  random?: () => number;
+}
+
+export interface RequestInfo {
+  readonly operation: Operation | string;
+  readonly method: string;
+  /** Never holds the key. */
+  readonly url: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
+/** Hooks for logging and metrics. Payloads never hold the key (nor any header). */
+export interface ClientHooks {
+  beforeRequest?: Array<(info: RequestInfo) => void>;
+  afterResponse?: Array<(info: RequestInfo & { status: number; bytes: number; durationMs: number }) => void>;
+  beforeRetry?: Array<(info: RequestInfo & { error: Error; delayMs: number }) => void>;
+}
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface StoreClientOptions {
+  /** The store's base URL: operations live at `/products`, `/products/{id}`, `/orders`, … */
+  baseUrl?: string;
+  /** Per-operation URLs (as configured in a connection); overrides `baseUrl`. */
+  urls?: OperationUrls;
+  /** The connection's key, sent in the `SvcKey` header only. */
+  svcKey: string;
+  /** Per-attempt limit for the whole response, headers and body (default 60,000 ms, the spec's). */
+  timeoutMs?: number;
+  /** Limit for one call including every retry and backoff (default: none). */
+  totalBudgetMs?: number;
+  /** Largest response body read (default 10,000,000 bytes); enforced while streaming. */
+  maxResponseBytes?: number;
+  /** A number (the retry limit) or the full options. `0` disables retries. */
+  retry?: number | RetryOptions;
+  /** Injectable fetch (default the global one). */
+  fetch?: FetchLike;
+  hooks?: ClientHooks;
+  /**
+   * Items per page to ask for with the `limit` query parameter (this kit's router honours it;
+   * other stores may ignore it). Unset: no `limit` is sent and the store picks.
+   */
+  pageSize?: number;
+}
+
+export interface ClientConfig {
+  readonly urls: Required<OperationUrls>;
+  readonly svcKey: string;
+  readonly timeoutMs: number;
+  readonly totalBudgetMs: number | undefined;
+  readonly maxResponseBytes: number;
+  readonly retry: Required<RetryOptions>;
+  readonly fetch: FetchLike;
+  readonly hooks: Required<ClientHooks>;
+  readonly pageSize: number | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 10_000_000;
+
+function positiveInt(name: string, v: unknown, fallback: number | undefined, min = 1): number | undefined {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
+  return v;
+}
+
+function checkUrl(name: string, v: unknown, svcKey: string): string {
+  if (typeof v !== 'string' || v === '') throw new InvalidOptionError(name, 'must be an http(s) URL');
+  let u: URL;
+  try {
+    u = new URL(v.replace('{id}', 'x'));
+  } catch {
+    throw new InvalidOptionError(name, 'must be an http(s) URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidOptionError(name, 'must be an http(s) URL');
+  // Credentials in a URL end up in logs and errors: the key belongs in the SvcKey header only.
+  if (u.username || u.password) throw new InvalidOptionError(name, 'must not carry credentials');
+  if (svcKey && v.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the SvcKey header)');
+  return v;
+}
+
+export function parseRetry(retry: StoreClientOptions['retry']): Required<RetryOptions> {
+  const r: RetryOptions = typeof retry === 'number' ? { limit: retry } : (retry ?? {});
+  if (typeof r !== 'object') throw new InvalidOptionError('retry', 'must be a number or an object');
+  const random = r.random ?? Math.random;
+  if (typeof random !== 'function') throw new InvalidOptionError('retry.random', 'must be a function');
+  return {
+    limit: positiveInt('retry.limit', r.limit, 3, 0)!,
+    baseDelayMs: positiveInt('retry.baseDelayMs', r.baseDelayMs, 300, 0)!,
+    maxDelayMs: positiveInt('retry.maxDelayMs', r.maxDelayMs, 10_000, 0)!,
+    maxRetryAfterMs: positiveInt('retry.maxRetryAfterMs', r.maxRetryAfterMs, 60_000, 0)!,
+    random,
+  };
+}
+
+export function parseClientOptions(options: StoreClientOptions): ClientConfig {
+  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object');
+  const { svcKey } = options;
+  if (typeof svcKey !== 'string' || svcKey === '') throw new InvalidOptionError('svcKey', 'must be a non-empty string');
+  if (/[\r\n]/.test(svcKey)) throw new InvalidOptionError('svcKey', 'must not contain line breaks');
+  let urls: Required<OperationUrls>;
+  if (options.urls) {
+    const u = options.urls;
+    const listProducts = checkUrl('urls.listProducts', u.listProducts, svcKey);
+    const listOrders = checkUrl('urls.listOrders', u.listOrders, svcKey);
+    const byId = (base: string) => `${base.replace(/\?.*$/, '').replace(/\/+$/, '')}/{id}`;
+    urls = {
+      listProducts,
+      listOrders,
+      getProduct: checkUrl('urls.getProduct', u.getProduct ?? byId(listProducts), svcKey),
+      getOrder: checkUrl('urls.getOrder', u.getOrder ?? byId(listOrders), svcKey),
+      writeOrder: checkUrl('urls.writeOrder', u.writeOrder ?? listOrders, svcKey),
+      writeProduct: checkUrl('urls.writeProduct', u.writeProduct ?? listProducts, svcKey),
+    };
+  } else {
+    const base = checkUrl('baseUrl', options.baseUrl, svcKey).replace(/\/+$/, '');
+    urls = {
+      listProducts: `${base}/products`,
+      listOrders: `${base}/orders`,
+      getProduct: `${base}/products/{id}`,
+      getOrder: `${base}/orders/{id}`,
+      writeOrder: `${base}/orders`,
+      writeProduct: `${base}/products`,
+    };
+  }
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') throw new InvalidOptionError('fetch', 'must be a function');
+  const hooks = options.hooks ?? {};
+  for (const k of ['beforeRequest', 'afterResponse', 'beforeRetry'] as const) {
+    const h = hooks[k];
+    if (h !== undefined && (!Array.isArray(h) || h.some((f) => typeof f !== 'function'))) {
+      throw new InvalidOptionError(`hooks.${k}`, 'must be an array of functions');
+    }
+  }
+  return {
+    urls,
+    svcKey,
+    timeoutMs: positiveInt('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS)!,
+    totalBudgetMs: positiveInt('totalBudgetMs', options.totalBudgetMs, undefined),
+    maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES)!,
+    retry: parseRetry(options.retry),
+    fetch: fetchImpl as FetchLike,
+    hooks: {
+      beforeRequest: hooks.beforeRequest ?? [],
+      afterResponse: hooks.afterResponse ?? [],
+      beforeRetry: hooks.beforeRetry ?? [],
+    },
+    pageSize: positiveInt('pageSize', options.pageSize, undefined),
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * One HTTP exchange with a store, and the retry loop around it. Everything the caller sends goes
+ * through `send`: the key is added as the `SvcKey` header here and nowhere else.
+ */
+import type { ClientConfig, RequestInfo } from './client-options';
+import {
+  StoreAbortedError,
+  StoreAuthError,
+  StoreBadRequestError,
+  StoreHttpError,
+  StoreNetworkError,
+  StoreNotFoundError,
+  StoreRateLimitedError,
+  StoreResponseTooLargeError,
+  StoreServerError,
+  StoreTimeoutError,
+  StoreClientError,
+  type StoreErrorContext,
+} from './client-errors';
+
+export interface HttpRequest {
+  readonly operation: string;
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly body?: string;
+  /** `undefined`: the configured key; `null`: no `SvcKey` header (the checker's auth probes). */
+  readonly svcKey?: string | null;
+  readonly signal?: AbortSignal;
+  /** Statuses handed back instead of thrown (writes take 400 for the failure structure). */
+  readonly accept?: (status: number) => boolean;
+  /** Overrides the configured retry limit for this request. */
+  readonly retryLimit?: number;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly bytes: number;
+  /** Duration of the last attempt, headers and body. */
+  readonly durationMs: number;
+  readonly attempts: number;
+}
+
+/** Counters every request adds to (`requests` counts attempts). */
+export interface TransportStats {
+  requests: number;
+  retries: number;
+}
+
+/** Replaces every occurrence of the key in a text (a store may echo it in its error). */
+export function redact(text: string, key: string | null | undefined): string {
+  return key ? text.split(key).join('***') : text;
+}
+
+function storeErrorText(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string') {
+      return (body as { error: string }).error.slice(0, 500);
+    }
+  } catch {
+    // not JSON: the status alone tells the story
+  }
+  return undefined;
+}
+
+/** Maps a non-accepted status to its error class. */
+export function errorForStatus(status: number, context: StoreErrorContext): StoreClientError {
+  if (status === 401) return new StoreAuthError(context);
+  if (status === 400) return new StoreBadRequestError(context);
+  if (status === 404) return new StoreNotFoundError(context);
+  if (status === 429) return new StoreRateLimitedError(context);
+  if (status >= 500) return new StoreServerError(context);
+  return new StoreHttpError(context);
+}
+
+/** `Retry-After` as milliseconds (delta-seconds or an HTTP date), or undefined. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const TIMEOUT = Symbol('timeout');
+const BUDGET = Symbol('budget');
+
+function safeHook<A>(hooks: Array<(a: A) => void>, arg: A): void {
+  for (const h of hooks) {
+    try {
+      h(arg);
+    } catch {
+      // A logging hook must not break a sync.
+    }
+  }
+}
+
+async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo, deadline: number | undefined): Promise<HttpResponse> {
+  const key = req.svcKey === undefined ? config.svcKey : req.svcKey;
+  const context = (status?: number): StoreErrorContext => ({ operation: req.operation, method: req.method, url: redact(req.url, config.svcKey), status, attempts: info.attempt });
+  const controller = new AbortController();
+  const left = deadline === undefined ? Infinity : deadline - Date.now();
+  const budgetBound = left < config.timeoutMs;
+  const timer = setTimeout(() => controller.abort(budgetBound ? BUDGET : TIMEOUT), Math.max(0, Math.min(config.timeoutMs, left)));
+  const onAbort = () => controller.abort(req.signal!.reason);
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+  const started = Date.now();
+  safeHook(config.hooks.beforeRequest, info);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (key) headers.SvcKey = key;
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    if (req.signal?.aborted) throw req.signal.reason;
+    // Redirects are never followed: a redirect could carry the SvcKey header to another host.
+    const res = await config.fetch(req.url, { method: req.method, headers, body: req.body, signal: controller.signal, redirect: 'manual' });
+    const declared = Number(res.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > config.maxResponseBytes) {
+      controller.abort();
+      throw new StoreResponseTooLargeError(context(res.status), config.maxResponseBytes);
+    }
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.byteLength;
+        if (bytes > config.maxResponseBytes) {
+          // Stop reading now: aborting closes the connection instead of draining a huge body.
+          controller.abort();
+          throw new StoreResponseTooLargeError(context(res.status), config.maxResponseBytes);
+        }
+        chunks.push(value);
+      }
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    const durationMs = Date.now() - started;
+    safeHook(config.hooks.afterResponse, { ...info, status: res.status, bytes, durationMs });
+    return { status: res.status, headers: res.headers, text, bytes, durationMs, attempts: info.attempt };
+  } catch (err) {
+    if (err instanceof StoreClientError) throw err;
+    const reason: unknown = controller.signal.reason;
+    if (controller.signal.aborted && reason === TIMEOUT) throw new StoreTimeoutError(context(), 'request', config.timeoutMs);
+    if (controller.signal.aborted && reason === BUDGET) throw new StoreTimeoutError(context(), 'budget', config.totalBudgetMs ?? 0);
+    if (req.signal?.aborted) throw new StoreAbortedError(context());
+    throw new StoreNetworkError(context(), { cause: err });
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Sends a request with retries: network errors, timeouts, 5xx and 429 are retried with
+ * exponential backoff and full jitter (`Retry-After` wins when the store sends it); 400, 401, 404
+ * and every other status are not. Non-accepted statuses become typed errors.
+ */
+export async function send(config: ClientConfig, req: HttpRequest, stats: TransportStats): Promise<HttpResponse> {
+  const deadline = config.totalBudgetMs === undefined ? undefined : Date.now() + config.totalBudgetMs;
+  const limit = req.retryLimit ?? config.retry.limit;
+  const url = redact(req.url, config.svcKey);
+  for (let n = 1; ; n++) {
+    const info: RequestInfo = { operation: req.operation, method: req.method, url, attempt: n };
+    let error: StoreClientError;
+    let retryAfterMs: number | undefined;
+    stats.requests++;
+    try {
+      const res = await attempt(config, req, info, deadline);
+      if ((res.status >= 200 && res.status < 300) || req.accept?.(res.status)) return res;
+      error = errorForStatus(res.status, {
+        operation: req.operation,
+        method: req.method,
+        url,
+        status: res.status,
+        storeError: (() => {
+          const t = storeErrorText(res.text);
+          return t === undefined ? undefined : redact(t, config.svcKey);
+        })(),
+        attempts: n,
+      });
+      if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+    } catch (err) {
+      error = err as StoreClientError;
+    }
+    error.attempts = n;
+    if (!error.retryable || n > limit) throw error;
+    if (retryAfterMs !== undefined && retryAfterMs > config.retry.maxRetryAfterMs) throw error;
+    const step = Math.min(config.retry.maxDelayMs, config.retry.baseDelayMs * 2 ** (n - 1));
+    const delayMs = retryAfterMs ?? Math.floor(config.retry.random() * step);
+    if (deadline !== undefined && Date.now() + delayMs >= deadline) throw error;
+    safeHook(config.hooks.beforeRetry, { ...info, error, delayMs });
+    stats.retries++;
+    try {
+      await sleep(delayMs, req.signal);
+    } catch {
+      throw new StoreAbortedError({ operation: req.operation, method: req.method, url, attempts: n });
+    }
+  }
+}
