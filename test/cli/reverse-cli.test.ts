@@ -1,0 +1,100 @@
+/**
+ * The real CLI end to end: `storebridge reverse-service --demo 300` and `storebridge daemon --once
+ * --json` into a SQLite file, as two processes talking over loopback.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { guardAdapter } from '../../lib/adapter-guard';
+import { openAdapter } from '../../lib/cli/adapter-spec';
+import { CONVERTERS } from '../../lib/contract';
+import { demoCatalog, demoOrderCount } from '../../lib/demo';
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'storebridge.js');
+const KEY = 'cli-connection-key-42';
+const run = promisify(execFile);
+
+let dir: string;
+let service: ChildProcess | undefined;
+
+beforeAll(async () => {
+  await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined); // emits even when others' files have type errors
+  dir = mkdtempSync(join(tmpdir(), 'storebridge-reverse-'));
+}, 120_000);
+
+afterAll(() => {
+  service?.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function startService(args: string[]): Promise<{ url: string; stderr: () => string }> {
+  service = spawn(process.execPath, [BIN, 'reverse-service', ...args], { cwd: ROOT });
+  let out = '';
+  let err = '';
+  service.stderr!.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    service!.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+      if (m) resolve({ url: m[1], stderr: () => err });
+    });
+    service!.once('exit', (code) => reject(new Error(`reverse-service exited with ${code}: ${err}`)));
+  });
+}
+
+test('reverse-service --demo 300 and daemon --once --json run to completion into SQLite', async () => {
+  const { url, stderr } = await startService(['--port', '0', '--connection', KEY, '--demo', '300']);
+  const db = join(dir, 'store.db');
+  const orders = demoOrderCount(300);
+  const daemon = await run(process.execPath, [BIN, 'daemon', '--service', url, '--connection', KEY, '--adapter', `sqlite:${db}`, '--once', '--json'], { cwd: ROOT });
+  const lines = daemon.stdout.trim().split('\n');
+  expect(JSON.parse(lines[lines.length - 1])).toEqual({ ok: true, pulled: { products: 300, orders }, failed: 0, pushed: { products: 300, orders } });
+
+  // The service's status view: every item succeeded, the push received.
+  const status = (await (await fetch(`${url}/connections/${KEY}/status`)).json()) as Record<string, any>;
+  expect(status).toMatchObject({
+    connectionstatus: 'finished',
+    mode: 'idle',
+    products: { delivered: 300, succeeded: 300, failed: 0, received: 300 },
+    orders: { delivered: orders, succeeded: orders, failed: 0, received: orders },
+    failures: [],
+  });
+
+  // The store holds the 300 products and their orders, as the service handed them out.
+  const store = guardAdapter(await openAdapter(`sqlite:${db}`));
+  try {
+    const signal = AbortSignal.timeout(10_000);
+    expect(await store.products.count({ signal })).toBe(300);
+    expect(await store.orders.count({ signal })).toBe(orders);
+    const catalog = demoCatalog(300);
+    for (const i of [0, 137, 299]) {
+      const p = catalog.products[i];
+      expect(CONVERTERS.products.toReverse((await store.products.get(p._id, { signal }))!)).toEqual(CONVERTERS.products.toReverse(p));
+    }
+    const o = catalog.orders[orders - 1];
+    expect(CONVERTERS.orders.toReverse((await store.orders.get(o._id, { signal }))!)).toEqual(CONVERTERS.orders.toReverse(o));
+  } finally {
+    await store.close();
+  }
+
+  // The key is never printed by either process.
+  expect(daemon.stdout + daemon.stderr + stderr()).not.toContain(KEY);
+
+  // A clean shutdown on SIGTERM.
+  const exited = new Promise<number | null>((resolve) => service!.once('exit', resolve));
+  service!.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  service = undefined;
+}, 120_000);
+
+test('usage errors exit 2 and name the missing option', async () => {
+  const err = await run(process.execPath, [BIN, 'daemon', '--service', 'http://127.0.0.1:9', '--adapter', 'memory'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_CONNECTION: '' } }).catch((e) => e);
+  expect(err.code).toBe(2);
+  expect(err.stderr).toMatch(/--connection KEY/);
+  const bad = await run(process.execPath, [BIN, 'reverse-service', '--port', 'x', '--connection', 'k'], { cwd: ROOT }).catch((e) => e);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toMatch(/--port/);
+});
