@@ -78,6 +78,9 @@ export interface WalkSummary {
 export type FetchPage<T> = (query: { offset?: number; next?: string }, signal: AbortSignal) => Promise<ListPage<T>>;
 
 const MAX_EMPTY_CURSOR_PAGES = 10;
+
+/** Items the store sent in a page, valid or not: what an offset advances by. */
+const received = (page: ListPage<unknown>) => page.items.length + page.invalid.length;
 const MAX_REPORTED_ANOMALIES = 1000;
 
 export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
@@ -220,10 +223,10 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     const concurrency = this.options.concurrency ?? 1;
     let widest = this.pageSize ?? 0;
     for (;;) {
-      widest = Math.max(widest, page.items.length);
-      const position = offset + page.items.length;
+      widest = Math.max(widest, received(page));
+      const position = offset + received(page);
       const total = page.paging.itemsTotal;
-      const done = page.items.length === 0 || (position >= total && page.items.length < widest);
+      const done = received(page) === 0 || (position >= total && received(page) < widest);
       yield this.accept(page, done ? undefined : { offset: position });
       if (done) return this.finish(this.baseOffset + this.summary.items);
       offset = position;
@@ -247,10 +250,14 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       let at = a;
       while (at < b) {
         const page = await this.fetchPage({ offset: at }, signal);
-        const items = page.items.slice(0, b - at);
-        out.push({ page: { ...page, items }, at });
-        if (items.length === 0) break;
-        at += items.length;
+        // A store that ignores `limit` may send more than the range: the next range has those.
+        const room = b - at;
+        const invalid = page.invalid.filter((x) => x.index < room);
+        const items = page.items.slice(0, room - invalid.length);
+        const cut = { ...page, items, invalid };
+        out.push({ page: cut, at });
+        if (received(cut) === 0) break;
+        at += received(cut);
       }
       return out;
     };
@@ -266,8 +273,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       for (let j = i; j < i + concurrency; j++) launch(j);
       const parts = await tasks[i];
       for (const { page } of parts) {
-        if (page.items.length === 0) return position; // short data: the serial walk decides
-        position += page.items.length;
+        if (received(page) === 0) return position; // short data: the serial walk decides
+        position += received(page);
         yield this.accept(page, { offset: position });
       }
       if (position < ranges[i][1]) return position;

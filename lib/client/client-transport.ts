@@ -181,6 +181,7 @@ export async function send(config: ClientConfig, req: HttpRequest, stats: Transp
     const info: RequestInfo = { operation: req.operation, method: req.method, url, attempt: n };
     let error: StoreClientError;
     let retryAfterMs: number | undefined;
+    if (req.signal?.aborted) throw new StoreAbortedError({ operation: req.operation, method: req.method, url, attempts: n - 1 });
     stats.requests++;
     try {
       const res = await attempt(config, req, info, deadline);

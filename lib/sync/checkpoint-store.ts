@@ -1,0 +1,142 @@
+/**
+ * Where the sync engine keeps each connection's state between runs: the last `jobid`, the
+ * high-water `last_updated` per entity (incremental mode), and — while a run is under way — the
+ * run's checkpoint, saved after every page written to the sink, so a run that dies resumes where
+ * it stopped.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Entity } from '../contract/webhook';
+import type { WalkPosition } from '../client/catalog-walk';
+import { KeyedMutex } from '../adapter';
+
+export interface EntityProgress {
+  /** Items received (duplicates excluded). */
+  seen: number;
+  /** Items the sink stored (new or changed). */
+  written: number;
+  /** Items the sink already held as received. */
+  unchanged: number;
+  duplicates: number;
+  invalid: number;
+  anomalies: number;
+}
+
+/** The checkpoint of a run in progress. */
+export interface RunCheckpoint {
+  jobid: number;
+  mode: 'full' | 'incremental';
+  startedAt: number;
+  /** Entities finished in this run. */
+  done: Entity[];
+  /** The entity being walked and where its walk resumes (absent: from its start). */
+  entity?: Entity;
+  position?: WalkPosition;
+  progress: Record<Entity, EntityProgress>;
+  /** Highest `last_updated` written so far in this run. */
+  highWater: Partial<Record<Entity, number>>;
+  /** Incremental mode: the boundary this run stops at (kept so a resumed run uses the same). */
+  stopBelow: Partial<Record<Entity, number>>;
+  requests: number;
+  retries: number;
+}
+
+export interface SyncState {
+  /** The last job id used (0: never ran). */
+  jobid: number;
+  highWater?: Partial<Record<Entity, number>>;
+  /** Present while a run is in progress (or died). */
+  run?: RunCheckpoint;
+}
+
+/**
+ * Persistence for sync state, one record per connection. Implement it over any store (a table, a
+ * key-value store); `save` must replace the record atomically.
+ *
+ * @example A checkpoint store over a Map:
+ * ```ts
+ * const map = new Map<string, string>();
+ * const checkpoints: CheckpointStore = {
+ *   async load(id) { const s = map.get(id); return s ? JSON.parse(s) : undefined; },
+ *   async save(id, state) { map.set(id, JSON.stringify(state)); },
+ * };
+ * ```
+ */
+export interface CheckpointStore {
+  load(connectionId: string): Promise<SyncState | undefined>;
+  save(connectionId: string, state: SyncState): Promise<void>;
+}
+
+/** Keeps state in memory (copies in and out, so callers cannot change it behind its back). */
+export class MemoryCheckpointStore implements CheckpointStore {
+  private readonly states = new Map<string, string>();
+  async load(connectionId: string): Promise<SyncState | undefined> {
+    const s = this.states.get(connectionId);
+    return s === undefined ? undefined : (JSON.parse(s) as SyncState);
+  }
+  async save(connectionId: string, state: SyncState): Promise<void> {
+    this.states.set(connectionId, JSON.stringify(state));
+  }
+}
+
+const ProgressSchema = z.object({ seen: z.number(), written: z.number(), unchanged: z.number(), duplicates: z.number(), invalid: z.number(), anomalies: z.number() });
+const EntityNumbers = z.object({ products: z.number().optional(), orders: z.number().optional() });
+const PositionSchema = z.union([z.object({ offset: z.number().int().nonnegative() }), z.object({ next: z.string() })]);
+const StateSchema = z.object({
+  jobid: z.number().int().nonnegative(),
+  highWater: EntityNumbers.optional(),
+  run: z
+    .object({
+      jobid: z.number().int().nonnegative(),
+      mode: z.enum(['full', 'incremental']),
+      startedAt: z.number(),
+      done: z.array(z.enum(['products', 'orders'])),
+      entity: z.enum(['products', 'orders']).optional(),
+      position: PositionSchema.optional(),
+      progress: z.object({ products: ProgressSchema, orders: ProgressSchema }),
+      highWater: EntityNumbers,
+      stopBelow: EntityNumbers,
+      requests: z.number(),
+      retries: z.number(),
+    })
+    .optional(),
+});
+const FileSchema = z.record(z.string(), StateSchema);
+
+/**
+ * Keeps every connection's state in one JSON file, replaced atomically (write to a temporary file,
+ * then rename), so a crash mid-save leaves the previous state intact.
+ */
+export class JsonFileCheckpointStore implements CheckpointStore {
+  private readonly lock = new KeyedMutex();
+  constructor(readonly file: string) {}
+
+  private async readAll(): Promise<Record<string, SyncState>> {
+    let text: string;
+    try {
+      text = await fs.readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw err;
+    }
+    const parsed = FileSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error(`checkpoint file ${this.file} is not a storebridge checkpoint file`);
+    return parsed.data as Record<string, SyncState>;
+  }
+
+  async load(connectionId: string): Promise<SyncState | undefined> {
+    const all = await this.readAll();
+    return Object.prototype.hasOwnProperty.call(all, connectionId) ? all[connectionId] : undefined;
+  }
+
+  async save(connectionId: string, state: SyncState): Promise<void> {
+    await this.lock.run('file', async () => {
+      const all = await this.readAll();
+      const next = Object.assign(Object.create(null) as Record<string, SyncState>, all, { [connectionId]: state });
+      const tmp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
+      await fs.writeFile(tmp, JSON.stringify(next, null, 2));
+      await fs.rename(tmp, this.file);
+    });
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * A connection as the sync service sees it: a store client, a sink, a checkpoint store and a
+ * schedule. One run at a time; `start()`/`stop()` drive the schedule; `pushOrder` sends an order
+ * change to the store and answers with a typed result.
+ */
+import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
+import type { StoreAdapter } from '../adapter';
+import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
+import { InvalidOptionError } from '../errors';
+import { createStoreClient, type StoreClient } from '../client/store-client';
+import type { StoreClientOptions } from '../client/client-options';
+import type { WriteMessage } from '../contract/messages';
+import { MemoryCheckpointStore, type CheckpointStore } from './checkpoint-store';
+import { IntervalScheduler } from './interval-scheduler';
+import { runSync, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
+
+export interface SyncConnectionOptions {
+  /** The connection's name (its key in the checkpoint store). */
+  id: string;
+  /** A client, or the options to create one. */
+  client: StoreClient | StoreClientOptions;
+  sink: StoreAdapter | GuardedAdapter;
+  /** Default: in memory (state is lost on restart). */
+  checkpoints?: CheckpointStore;
+  /** The connection's synchronization interval, for `start()`. */
+  intervalMs?: number;
+  mode?: SyncMode;
+  entities?: readonly Entity[];
+  strategy?: 'auto' | 'offset' | 'cursor';
+  concurrency?: number;
+  onEvent?: (event: SyncEvent) => void;
+  /** Called with every scheduled run's report. */
+  onReport?: (report: SyncReport) => void;
+}
+
+/** The outcome of pushing a change to the store: never an exception. */
+export type PushResult<T> =
+  | { status: 'accepted'; item: T; warnings: unknown[] }
+  | { status: 'rejected'; error: string; reasons: WriteMessage[]; warnings: unknown[] }
+  | { status: 'failed'; error: { name: string; code?: string; message: string; status?: number } };
+
+export interface SyncConnection {
+  readonly id: string;
+  readonly client: StoreClient;
+  /** Runs a sync now, or joins the one in progress. */
+  run(options?: { signal?: AbortSignal; mode?: SyncMode }): Promise<SyncReport>;
+  /** Starts the schedule (first run immediately). */
+  start(): void;
+  /** Stops the schedule; `abort: true` also aborts a run in progress (it resumes next time). */
+  stop(options?: { abort?: boolean }): Promise<void>;
+  readonly lastReport: SyncReport | undefined;
+  pushOrder(order: Order, options?: { jobid?: number; signal?: AbortSignal }): Promise<PushResult<Order>>;
+  pushProduct(product: Product, options?: { jobid?: number; signal?: AbortSignal }): Promise<PushResult<Product>>;
+}
+
+/**
+ * @example
+ * ```ts
+ * import { createSyncConnection, JsonFileCheckpointStore } from 'storebridge/sync';
+ * const conn = createSyncConnection({
+ *   id: 'shop-1',
+ *   client: { baseUrl: 'https://shop.example/webhooks', svcKey: process.env.SVC_KEY! },
+ *   sink: myAdapter,
+ *   checkpoints: new JsonFileCheckpointStore('./sync-state.json'),
+ *   intervalMs: 15 * 60_000,
+ *   onReport: (r) => console.log(r.ok, r.products.count, r.orders.count),
+ * });
+ * conn.start();
+ * process.on('SIGTERM', () => void conn.stop());
+ * ```
+ */
+export function createSyncConnection(options: SyncConnectionOptions): SyncConnection {
+  if (!options || typeof options.id !== 'string' || options.id === '') throw new InvalidOptionError('id', 'must be a non-empty string');
+  const client = 'walk' in options.client ? options.client : createStoreClient(options.client);
+  const sink = guardAdapter(options.sink);
+  const checkpoints = options.checkpoints ?? new MemoryCheckpointStore();
+  let inFlight: Promise<SyncReport> | undefined;
+  let controller: AbortController | undefined;
+  let lastReport: SyncReport | undefined;
+
+  const run = (o: { signal?: AbortSignal; mode?: SyncMode } = {}): Promise<SyncReport> => {
+    if (inFlight) return inFlight;
+    controller = new AbortController();
+    const onAbort = () => controller!.abort(o.signal!.reason);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    inFlight = runSync({
+      connectionId: options.id,
+      client,
+      sink,
+      checkpoints,
+      mode: o.mode ?? options.mode,
+      entities: options.entities,
+      strategy: options.strategy,
+      concurrency: options.concurrency,
+      signal: controller.signal,
+      onEvent: options.onEvent,
+    }).finally(() => {
+      o.signal?.removeEventListener('abort', onAbort);
+      inFlight = undefined;
+      controller = undefined;
+    });
+    return inFlight.then((r) => (lastReport = r));
+  };
+
+  let scheduler: IntervalScheduler | undefined;
+  if (options.intervalMs !== undefined) {
+    scheduler = new IntervalScheduler({
+      intervalMs: options.intervalMs,
+      task: async () => options.onReport?.(await run()),
+    });
+  }
+
+  async function push<E extends Entity>(entity: E, item: ItemOf<E>, o: { jobid?: number; signal?: AbortSignal } = {}): Promise<PushResult<ItemOf<E>>> {
+    try {
+      const jobid = o.jobid ?? ((await checkpoints.load(options.id))?.jobid ?? 0);
+      const r = await client.write(entity, item, { jobid, signal: o.signal });
+      if (!r.ok) return { status: 'rejected', error: r.error, reasons: r.reasons, warnings: r.warnings };
+      // The store's answer is the item as it now stands: keep the service's copy in step.
+      await sink.entity(entity).upsert(r.item as never, { lastUpdated: 'keep', now: Date.now(), signal: o.signal ?? new AbortController().signal });
+      return { status: 'accepted', item: r.item, warnings: r.warnings };
+    } catch (err) {
+      const e = err as Error & { code?: string; status?: number };
+      return { status: 'failed', error: { name: e.name ?? 'Error', code: e.code, message: e.message ?? String(err), status: e.status } };
+    }
+  }
+
+  return {
+    id: options.id,
+    client,
+    run,
+    get lastReport() {
+      return lastReport;
+    },
+    start() {
+      if (!scheduler) throw new InvalidOptionError('intervalMs', 'is required to start a schedule');
+      scheduler.start();
+    },
+    async stop(o = {}) {
+      if (o.abort) controller?.abort(new Error('stopped'));
+      await scheduler?.stop();
+      await inFlight?.catch(() => undefined);
+    },
+    pushOrder: (order, o) => push('orders', order, o),
+    pushProduct: (product, o) => push('products', product, o),
+  };
+}
