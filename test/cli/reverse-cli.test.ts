@@ -90,6 +90,30 @@ test('reverse-service --demo 300 and daemon --once --json run to completion into
   service = undefined;
 }, 120_000);
 
+test('the daemon without --once polls until asked, works, and stops cleanly on SIGTERM', async () => {
+  const { url } = await startService(['--port', '0', '--connection', KEY]);
+  const daemon = spawn(process.execPath, [BIN, 'daemon', '--service', url, '--connection', KEY, '--adapter', 'memory', '--poll-ms', '20'], { cwd: ROOT });
+  let out = '';
+  daemon.stdout.on('data', (d) => (out += d));
+  const queued = await fetch(`${url}/connections/${KEY}/queue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"pingsample"}' });
+  expect(await queued.json()).toEqual({ ok: true, position: 0 });
+  // Wait (no time assertion) until the daemon has run the sample push.
+  for (;;) {
+    const status = (await (await fetch(`${url}/connections/${KEY}/status`)).json()) as { transactions: Array<{ kind: string }> };
+    if (status.transactions.length > 0) {
+      expect(status.transactions.map((t) => t.kind)).toEqual(['pingsample']);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
+  daemon.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 0, orders: 0 }, failed: 0, pushed: { products: 0, orders: 0 } });
+  service!.kill('SIGTERM');
+  service = undefined;
+}, 60_000);
+
 test('usage errors exit 2 and name the missing option', async () => {
   const err = await run(process.execPath, [BIN, 'daemon', '--service', 'http://127.0.0.1:9', '--adapter', 'memory'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_CONNECTION: '' } }).catch((e) => e);
   expect(err.code).toBe(2);

@@ -138,6 +138,22 @@ describe('reverse service router', () => {
     expect(JSON.stringify(status.body)).not.toContain(KEY);
   });
 
+  test('operator routes refuse clients that are not loopback', async () => {
+    const { router } = setup();
+    const a = express();
+    // Stands in for a client on another host: the socket's peer address is what the check reads.
+    a.use((req, _res, next) => {
+      Object.defineProperty(req.socket, 'remoteAddress', { value: '10.1.2.3', configurable: true });
+      next();
+    });
+    a.use(router);
+    const res = await request(a).get(`/connections/${KEY}/status`);
+    expect([res.status, res.body]).toEqual([403, { error: 'the operator routes answer loopback clients only' }]);
+    expect((await request(a).post(`/connections/${KEY}/queue`).send({ kind: 'push' })).status).toBe(403);
+    // The daemon's own calls are not limited to loopback.
+    expect((await request(a).get(`${P}/mode`)).body).toEqual({ mode: 'idle' });
+  });
+
   test('options are checked once, naming the bad option', () => {
     const adapter = createMemoryAdapter();
     expect(() => createReverseServiceRouter({ adapter, connections: [] })).toThrow(InvalidOptionError);

@@ -121,8 +121,9 @@ export async function run(args: string[], io: CliIO): Promise<number> {
           const line = describe(e);
           if (line && !parsed.json) io.err(`storebridge daemon: ${line}`);
           if ((e.type === 'item-stored' || e.type === 'page-pushed') && io.isTTY && !parsed.json) {
+            const before = Math.floor(items / 100);
             items += e.type === 'item-stored' ? 1 : e.items;
-            if (items % 100 === 0) io.err(`storebridge daemon: ${items} items so far`);
+            if (Math.floor(items / 100) > before) io.err(`storebridge daemon: ${items} items so far`);
           }
         },
       });
