@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CompiledQuery } from 'kysely';
-import { createSqlAdapter, type SqlAdapter } from '../../adapters/sql';
+import { createSqlAdapter, migrateSqlSchema, type SqlAdapter } from '../../adapters/sql';
 import type { ListOptions } from '../../lib/adapter';
 
 const live = () => new AbortController().signal;
@@ -59,7 +59,6 @@ describe('SQL adapter on SQLite', () => {
     const b = await createSqlAdapter({ connection: `sqlite:${file}` });
     expect(await b.orders.count({ signal: live() })).toBe(1);
     expect(await b.orders.get('o1', { signal: live() })).toEqual({ _id: 'o1', status: 'paid', last_updated: 5 });
-    const { migrateSqlSchema } = await import('../../adapters/sql');
     const again = await migrateSqlSchema(b.db, 'sqlite', b.tables);
     expect(again.results).toEqual([]);
     const ran = await b.db.selectFrom('storebridge_migrations').select('name').execute();
