@@ -14,6 +14,11 @@ export interface ConnectionOptions {
   readonly poolSize?: number;
   /** SQLite: how long a writer waits for another process's lock, in ms (default 5000). */
   readonly busyTimeoutMs?: number;
+  /**
+   * PostgreSQL / MariaDB: the server cancels any statement running longer than this, in ms
+   * (default 60000, the webhook processing limit). MySQL applies it to SELECTs only.
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 export interface SqlConnectionSpec {
@@ -77,6 +82,7 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   const { kind, target } = parseSqlSpec(spec);
   const k = loadKysely();
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
+  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
   if (kind === 'sqlite') {
     type BetterSqlite3 = typeof import('better-sqlite3');
     const Database = loadOptional<BetterSqlite3>('better-sqlite3', 'sqlite: adapters');
@@ -96,7 +102,7 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   if (kind === 'postgres') {
     type Pg = typeof import('pg');
     const pg = loadOptional<Pg>('pg', 'postgres: adapters');
-    const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize });
+    const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize, statement_timeout: statementTimeoutMs });
     // An idle connection that the server drops emits 'error' on the pool; without a listener that
     // would crash the process. The pool discards the connection and opens a new one on demand.
     pool.on('error', () => undefined);
@@ -105,5 +111,11 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   type Mysql2 = typeof import('mysql2');
   const mysql = loadOptional<Mysql2>('mysql2', 'mysql: adapters');
   const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });
+  // MariaDB names the limit max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only).
+  pool.on('connection', (connection) => {
+    connection.query(`set session max_statement_time = ${statementTimeoutMs / 1000}`, (err) => {
+      if (err) connection.query(`set session max_execution_time = ${statementTimeoutMs}`, () => undefined);
+    });
+  });
   return { kind, db: new k.Kysely<any>({ dialect: new k.MysqlDialect({ pool: pool as any }) }) };
 }

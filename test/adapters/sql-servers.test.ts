@@ -103,6 +103,18 @@ for (const kind of ['postgres', 'mysql'] as const) {
       }
     });
 
+    test('the server cancels statements longer than statementTimeoutMs', async () => {
+      const a = await createSqlAdapter({ connection: DATABASE_URLS[kind], tablePrefix: uniquePrefix(), statementTimeoutMs: 200, poolSize: 1 });
+      try {
+        const slow = kind === 'postgres' ? sql`select pg_sleep(3)` : sql`select sleep(3)`;
+        await expect(slow.execute(a.db)).rejects.toThrow(/statement timeout|max_statement_time|interrupted/i);
+        expect(await a.products.count({ signal: live() })).toBe(0);
+      } finally {
+        await a.dropTables();
+        await a.close();
+      }
+    });
+
     if (kind === 'postgres') {
       test('the schema option puts the tables in their own schema', async () => {
         const schema = uniquePrefix().slice(0, -1);
