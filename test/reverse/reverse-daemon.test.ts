@@ -63,6 +63,32 @@ describe('the daemon against a real service', () => {
     for (const id of refused) expect(await store.products.get(id)).toBeUndefined();
   });
 
+  test('a pulled item replaces the stored one but keeps what only the store form has', async () => {
+    svc = await startService(0);
+    const catalog = demoCatalog(40);
+    const product = catalog.products.find((p) => p.properties && p.variations?.some((v) => v.variationid))!;
+    const order = catalog.orders.find((o) => o.shipments?.length && o.buyer?.billingaddress)!;
+    // The service's versions: newer titles and statuses, in the reverse form's fields only.
+    const seed = { lastUpdated: 'keep' as const, now: 0, signal: AbortSignal.timeout(5000) };
+    const { properties: _p, ...plainProduct } = product;
+    await svc.store.products.upsert({ ...plainProduct, title: 'Renamed by the service', variations: plainProduct.variations!.map(({ variationid: _v, ...v }) => v), last_updated: product.last_updated! + 1 }, seed);
+    const { shipments: _s, messages: _m, rating: _r, feedback: _f, ...plainOrder } = order;
+    await svc.store.orders.upsert({ ...plainOrder, status: 'refunded', buyer: { ...plainOrder.buyer, billingaddress: undefined, shipmentaddress: undefined }, last_updated: order.last_updated! + 1 }, seed);
+    const store = createMemoryAdapter({ products: [product], orders: [order] });
+    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+    expect((await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce()).pulled).toEqual({ products: 1, orders: 1 });
+    const p = (await store.products.get(product._id))!;
+    expect(p.title).toBe('Renamed by the service');
+    expect(p.last_updated).toBe(product.last_updated! + 1);
+    expect(p.properties).toEqual(product.properties);
+    expect(p.variations!.map((v) => v.variationid)).toEqual(product.variations!.map((v) => v.variationid));
+    const o = (await store.orders.get(order._id))!;
+    expect(o.status).toBe('refunded');
+    expect([o.shipments, o.rating, o.feedback, o.messages]).toEqual([order.shipments, order.rating, order.feedback, order.messages]);
+    expect(o.buyer?.billingaddress).toEqual(order.buyer!.billingaddress);
+  });
+
   test('a daemon that dies mid-item gets the same item after restart; nothing lost or doubled', async () => {
     svc = await startService(8);
     svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });

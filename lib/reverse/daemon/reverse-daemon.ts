@@ -527,6 +527,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   async function runOnce(): Promise<DaemonReport> {
+    stopping = false;
+    wake = new AbortController();
     const run = emptyReport();
     let failures = 0;
     for (;;) {
