@@ -114,9 +114,6 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
-/** Thrown inside a write transaction to roll it back and run it again. */
-const RETRY = Symbol('retry write');
-
 interface Row {
   _id: unknown;
   last_updated: unknown;
@@ -237,9 +234,9 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
           return fn(trx);
         });
       } catch (err) {
-        const again = err === RETRY || isUniqueViolation(kind, err) || isTransientConflict(kind, err);
+        const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
         if (again && attempt < maxWriteAttempts) continue;
-        throw err === RETRY ? new Error(`upsert into ${this.entity} kept conflicting after ${attempt} attempts`) : err;
+        throw err;
       }
     }
   }
