@@ -89,6 +89,14 @@ describe('the daemon against a real service', () => {
     expect(o.buyer?.billingaddress).toEqual(order.buyer!.billingaddress);
   });
 
+  test('a wrong key ends runOnce at once with a 404 that does not repeat the key', async () => {
+    svc = await startService(2);
+    const wrong = 'not-the-key-5150';
+    const report = await createDaemon({ serviceUrl: svc.url, connectionKey: wrong, adapter: createMemoryAdapter(), pollIntervalMs: 2 }).runOnce();
+    expect(report.ok).toBe(false);
+    expect(report.errors).toEqual(['GET {P}/mode answered HTTP 404: not found']);
+  });
+
   test('a daemon that dies mid-item gets the same item after restart; nothing lost or doubled', async () => {
     svc = await startService(8);
     svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });

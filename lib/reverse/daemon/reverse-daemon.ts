@@ -74,7 +74,7 @@ export interface DaemonOptions {
   readonly pageItems?: number;
   /** Items of each entity a sample push sends (one page). Default 10. */
   readonly sampleSize?: number;
-  /** `runOnce` gives up (report `ok: false`) after this many failed attempts in a row. Default 5. */
+  /** `runOnce` gives up (report `ok: false`) after this many failed attempts in a row (at once on a 404: unknown key). Default 5. */
   readonly maxConsecutiveErrors?: number;
   /** The `fetch` to use. Default the global one. */
   readonly fetch?: typeof fetch;
@@ -539,7 +539,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
       } catch (err) {
         if (err instanceof StopRequested) break;
         recordError(run, err);
-        if (++failures >= config.maxConsecutiveErrors) {
+        // 404: the service does not know this key (or this is not its URL); retrying cannot help.
+        const unknown = err instanceof ReverseServiceError && err.status === 404;
+        if (unknown || ++failures >= config.maxConsecutiveErrors) {
           run.ok = false;
           break;
         }
