@@ -179,7 +179,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     const next = strategy === 'cursor' || first.paging.next !== undefined ? first.paging.next : undefined;
     if (strategy === 'cursor' || next !== undefined) {
       yield this.accept(first, next === undefined ? undefined : { next });
-      if (next === undefined) return this.finish(this.summary.items);
+      if (next === undefined) return this.finish(this.summary.items + this.summary.invalid);
       return yield* this.cursorWalk(next, signal, new Set([next]));
     }
     yield* this.offsetContinue(first, 0, signal);
@@ -195,7 +195,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       const accepted = this.accept(page, following === undefined || loop ? undefined : { next: following });
       yield accepted;
       // A resumed cursor walk has not seen the items before its start: no total to compare.
-      if (following === undefined) return this.options.start ? undefined : this.finish(this.summary.items);
+      if (following === undefined) return this.options.start ? undefined : this.finish(this.summary.items + this.summary.invalid);
       if (loop) {
         this.note({ kind: 'cursor-loop', next: following }, []);
         throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `the store returned the same next cursor twice; stopped after ${this.summary.pages} pages`);
@@ -228,7 +228,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       const total = page.paging.itemsTotal;
       const done = received(page) === 0 || (position >= total && received(page) < widest);
       yield this.accept(page, done ? undefined : { offset: position });
-      if (done) return this.finish(this.baseOffset + this.summary.items);
+      if (done) return this.finish(this.baseOffset + this.summary.items + this.summary.invalid);
       offset = position;
       if (concurrency > 1 && position < total) {
         offset = yield* this.parallelRanges(position, total, widest, concurrency, signal);

@@ -48,9 +48,12 @@ export interface TransportStats {
   retries: number;
 }
 
+/** Keys shorter than this are not searched for in free text (a one-letter test key would mangle every word). */
+export const MIN_REDACTED_KEY_LENGTH = 6;
+
 /** Replaces every occurrence of the key in a text (a store may echo it in its error). */
 export function redact(text: string, key: string | null | undefined): string {
-  return key ? text.split(key).join('***') : text;
+  return key && key.length >= MIN_REDACTED_KEY_LENGTH ? text.split(key).join('***') : text;
 }
 
 function storeErrorText(text: string): string | undefined {

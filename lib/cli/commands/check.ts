@@ -1,0 +1,83 @@
+/**
+ * `storebridge check URL --key K [--json] [--writes]`
+ *
+ * Runs the endpoint conformance checks (`lib/conformance/endpoint-checker.ts`) against any store
+ * and prints a table, or with `--json` one line `{"ok":bool,"checks":[{"name","ok","detail"}]}`
+ * last on stdout. Exits non-zero when any check fails. Write probes only with `--writes`.
+ */
+import { parseArgs } from 'node:util';
+import type { CliIO } from '../io';
+import { checkEndpoints, type CheckReport } from '../../conformance/endpoint-checker';
+
+export const HELP = `usage: storebridge check URL --key K [options]
+
+Checks a store's endpoints (URL/products, URL/orders) against the connector interface.
+
+options:
+  --key K              the SvcKey the store expects (or set STOREBRIDGE_KEY); never printed
+  --json               print {"ok":bool,"checks":[{"name","ok","detail"}]} as the last stdout line
+  --writes             also probe add/update order: creates and updates one test order
+                       ("storebridge-check-…") and sends one bad order that must be refused
+  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
+  --timeout MS         per-request time limit (default 60000, the spec's processing limit)
+  -h, --help           this text
+
+Exit status: 0 when every check passes, 1 when any fails, 2 on a usage error.`;
+
+export async function run(args: string[], io: CliIO): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out(HELP);
+    return 0;
+  }
+  let values;
+  let positionals;
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        key: { type: 'string' },
+        json: { type: 'boolean' },
+        writes: { type: 'boolean' },
+        'page-size': { type: 'string' },
+        timeout: { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    io.err(`storebridge check: ${(err as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const usage = (msg: string) => (io.err(`storebridge check: ${msg}\n\n${HELP}`), 2);
+  if (positionals.length !== 1) return usage('exactly one store URL is required');
+  const key = values.key ?? process.env.STOREBRIDGE_KEY;
+  if (!key) return usage('--key K (or the STOREBRIDGE_KEY environment variable) is required');
+  const int = (text: string | undefined, fallback: number, min: number, max: number) =>
+    text === undefined ? fallback : /^\d+$/.test(text) && Number(text) >= min && Number(text) <= max ? Number(text) : undefined;
+  const pageSize = int(values['page-size'], 100, 0, 100_000);
+  const timeoutMs = int(values.timeout, 60_000, 1, 3_600_000);
+  if (pageSize === undefined) return usage('--page-size must be an integer from 0 to 100000');
+  if (timeoutMs === undefined) return usage('--timeout must be an integer from 1 to 3600000');
+  const controller = new AbortController();
+  void io.shutdownSignal().then(() => controller.abort());
+  let report: CheckReport;
+  const width = 34;
+  try {
+    report = await checkEndpoints({
+      baseUrl: positionals[0],
+      svcKey: key,
+      writes: Boolean(values.writes),
+      timeoutMs,
+      pageSize: pageSize || undefined,
+      signal: controller.signal,
+      onCheck: values.json ? undefined : (c) => io.out(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)} ${c.detail}`),
+    });
+  } catch (err) {
+    io.err(`storebridge check: ${(err as Error).message}`);
+    return 2;
+  }
+  const failed = report.checks.filter((c) => !c.ok);
+  if (values.json) io.out(JSON.stringify({ ok: report.ok, checks: report.checks }));
+  else io.out(`\n${report.checks.length} checks, ${failed.length} failed${failed.length ? `: ${failed.map((c) => c.name).join(', ')}` : ''}`);
+  return report.ok ? 0 : 1;
+}

@@ -1,0 +1,204 @@
+/**
+ * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`
+ *
+ * Pulls every product and order from the store at URL (`URL/products`, `URL/orders`) into a sink
+ * adapter. With `--json` the last stdout line is the report DESIGN.md fixes. The key may come
+ * from `STOREBRIDGE_KEY`; it is never printed.
+ */
+import { parseArgs } from 'node:util';
+import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
+import type { CliIO } from '../io';
+import { createStoreClient } from '../../client/store-client';
+import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
+import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
+import type { Entity } from '../../contract/webhook';
+
+export const HELP = `usage: storebridge sync URL --key K [options]
+
+Pulls every product and order from the store at URL (URL/products, URL/orders) into a sink.
+
+options:
+  --key K              the connection's SvcKey (or set STOREBRIDGE_KEY); never printed
+  --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
+  --json               print the run report as one JSON line, last on stdout
+  --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
+                       interrupted resumes where it stopped (default: none, jobid starts at 1)
+  --connection NAME    the connection's name in the state file (default: the URL's host)
+  --incremental        walk desc and stop at the last run's high water (needs --state)
+  --strategy S         auto | offset | cursor (default auto: follow next when the store gives one)
+  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
+  --concurrency N      parallel offset pages once itemsTotal is known (default 1)
+  --timeout MS         per-request time limit (default 60000, the spec's)
+  --retries N          retries per request on network errors, timeouts, 5xx, 429 (default 3)
+  -h, --help           this text
+
+Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`;
+
+interface SyncArgs {
+  url: string;
+  key: string;
+  into: string;
+  json: boolean;
+  state?: string;
+  connection: string;
+  incremental: boolean;
+  strategy: 'auto' | 'offset' | 'cursor';
+  pageSize: number;
+  concurrency: number;
+  timeoutMs: number;
+  retries: number;
+}
+
+function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
+  let values;
+  let positionals;
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        key: { type: 'string' },
+        into: { type: 'string' },
+        json: { type: 'boolean' },
+        state: { type: 'string' },
+        connection: { type: 'string' },
+        incremental: { type: 'boolean' },
+        strategy: { type: 'string' },
+        'page-size': { type: 'string' },
+        concurrency: { type: 'string' },
+        timeout: { type: 'string' },
+        retries: { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (positionals.length !== 1) return 'exactly one store URL is required';
+  const url = positionals[0];
+  let host: string;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'the URL must be http(s)';
+    if (u.username || u.password) return 'the URL must not carry credentials; pass the key with --key';
+    host = u.host;
+  } catch {
+    return `"${url}" is not a URL`;
+  }
+  const key = values.key ?? env.STOREBRIDGE_KEY;
+  if (!key) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
+  const int = (name: string, text: string | undefined, fallback: number, min: number, max: number): number | string => {
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return `--${name} must be an integer from ${min} to ${max}`;
+    return Number(text);
+  };
+  const pageSize = int('page-size', values['page-size'], 100, 0, 100_000);
+  const concurrency = int('concurrency', values.concurrency, 1, 1, 64);
+  const timeoutMs = int('timeout', values.timeout, 60_000, 1, 3_600_000);
+  const retries = int('retries', values.retries, 3, 0, 100);
+  for (const v of [pageSize, concurrency, timeoutMs, retries]) if (typeof v === 'string') return v;
+  const strategy = values.strategy ?? 'auto';
+  if (strategy !== 'auto' && strategy !== 'offset' && strategy !== 'cursor') return '--strategy must be auto, offset or cursor';
+  if (values.incremental && !values.state) return '--incremental needs --state FILE (the high water of the last run is kept there)';
+  return {
+    url,
+    key,
+    into: values.into ?? 'memory',
+    json: Boolean(values.json),
+    state: values.state,
+    connection: values.connection ?? host,
+    incremental: Boolean(values.incremental),
+    strategy,
+    pageSize: pageSize as number,
+    concurrency: concurrency as number,
+    timeoutMs: timeoutMs as number,
+    retries: retries as number,
+  };
+}
+
+/** A one-line progress bar on stderr, redrawn at most 10 times a second. */
+function progressBar(write: (s: string) => void): { update(e: SyncEvent): void; done(): void } {
+  let last = 0;
+  let shown = false;
+  return {
+    update(e) {
+      if (e.type !== 'page') return;
+      const now = Date.now();
+      if (now - last < 100 && e.seen < e.itemsTotal) return;
+      last = now;
+      const width = 30;
+      const ratio = e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
+      const filled = Math.round(ratio * width);
+      write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${e.itemsTotal}   `);
+      shown = true;
+    },
+    done() {
+      if (shown) write('\n');
+    },
+  };
+}
+
+const entityLine = (entity: Entity, r: EntityReport) =>
+  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''})`;
+
+/** The exact `--json` line of DESIGN.md's CLI contract. */
+export function jsonLine(report: SyncReport): string {
+  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid });
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs });
+}
+
+export async function run(args: string[], io: CliIO): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out(HELP);
+    return 0;
+  }
+  const parsed = parse(args, process.env);
+  if (typeof parsed === 'string') {
+    io.err(`storebridge sync: ${parsed}\n\n${HELP}`);
+    return 2;
+  }
+  let client;
+  try {
+    client = createStoreClient({
+      baseUrl: parsed.url,
+      svcKey: parsed.key,
+      timeoutMs: parsed.timeoutMs,
+      retry: parsed.retries,
+      pageSize: parsed.pageSize || undefined,
+    });
+  } catch (err) {
+    io.err(`storebridge sync: ${(err as Error).message}`);
+    return 2;
+  }
+  const sink = await openAdapter(parsed.into);
+  const controller = new AbortController();
+  void io.shutdownSignal().then(() => controller.abort());
+  const bar = process.stderr.isTTY ? progressBar((s) => void process.stderr.write(s)) : undefined;
+  let report: SyncReport;
+  try {
+    report = await runSync({
+      connectionId: parsed.connection,
+      client,
+      sink,
+      checkpoints: parsed.state ? new JsonFileCheckpointStore(parsed.state) : new MemoryCheckpointStore(),
+      mode: parsed.incremental ? 'incremental' : 'full',
+      strategy: parsed.strategy,
+      concurrency: parsed.concurrency,
+      signal: controller.signal,
+      onEvent: (e) => bar?.update(e),
+    });
+  } finally {
+    bar?.done();
+    await sink.close?.();
+  }
+  for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
+  for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
+  if (parsed.json) io.out(jsonLine(report));
+  else {
+    io.out(entityLine('products', report.products));
+    io.out(entityLine('orders', report.orders));
+    io.out(`job ${report.jobid}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
+  }
+  return report.ok ? 0 : 1;
+}
