@@ -1,1 +1,2 @@
 export * from './adapter-suite';
+export * from './endpoint-checker';
