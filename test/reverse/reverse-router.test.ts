@@ -39,6 +39,19 @@ describe('reverse service router', () => {
     expect([known.status, known.body]).toEqual([404, { error: 'not found' }]);
   });
 
+  test('each key selects its own connection; the others are untouched', async () => {
+    const router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(2)), connections: [{ key: 'key-a', name: 'a' }, 'key-b'] });
+    const a = app(router);
+    expect(router.service.connectionNames()).toEqual(['a', 'connection-2']);
+    router.service.enqueue('connection-2', { kind: 'push' });
+    expect((await request(a).get(`${REVERSE_BASE_PATH}/key-a/mode`)).body).toEqual({ mode: 'idle' });
+    expect((await request(a).get(`${REVERSE_BASE_PATH}/key-b/mode`)).body).toEqual({ mode: 'push' });
+    expect((await request(a).post(`${REVERSE_BASE_PATH}/key-a/push/initialize`).send({})).status).toBe(409);
+    expect((await request(a).post(`${REVERSE_BASE_PATH}/key-b/push/initialize`).send({})).status).toBe(200);
+    expect(router.service.status('a').connectionstatus).toBe('waiting');
+    expect(() => router.service.enqueue('c', { kind: 'push' })).toThrow(/no reverse connection is named "c"/);
+  });
+
   test('reads answer the spec bodies; calls out of order are 409 and change nothing', async () => {
     const { app: a, router } = setup();
     expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ connectionstatus: 'waiting' });

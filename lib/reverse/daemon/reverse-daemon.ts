@@ -309,6 +309,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   async function waitFinished(): Promise<void> {
     let s = await upstreamStatus();
     while (s === 'finishing') {
+      checkStop();
       await sleep(config.pollIntervalMs);
       s = await upstreamStatus();
     }

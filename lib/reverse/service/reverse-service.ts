@@ -146,6 +146,8 @@ const LIST_PAGE = 1000;
 const PAGE_SCHEMAS = { products: PushProductsPageSchema, orders: PushOrdersPageSchema } as const;
 const PULLED_SCHEMAS = { products: PulledProductSchema, orders: PulledOrderSchema } as const;
 const SINGULAR = { products: 'product', orders: 'order' } as const;
+/** `{}` or `{entity}`: the body of both initialize calls. */
+const InitializeBodySchema = EntityBodySchema.partial();
 
 function digestOf(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
@@ -336,7 +338,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
   }
 
   async function initializePull(c: Connection, body: unknown, signal: AbortSignal): Promise<ReverseResponse> {
-    const parsed = parseWire(EntityBodySchema.partial(), body ?? {});
+    const parsed = parseWire(InitializeBodySchema, body ?? {});
     if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
     const check = c.machine.pullToInitialize(parsed.value.entity);
     if (!check.ok) return fromMachine(check, () => undefined);
@@ -367,7 +369,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     if (n === 2 && b === 'initialize' && (a === 'pull' || a === 'push')) {
       if (!post) return notAllowed('POST');
       if (a === 'pull') return initializePull(c, body, signal);
-      const parsed = parseWire(EntityBodySchema.partial(), body ?? {});
+      const parsed = parseWire(InitializeBodySchema, body ?? {});
       if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
       return fromMachine(m.initializePush(now), (s) => ({ connectionstatus: s }));
     }
