@@ -89,6 +89,19 @@ describe('the daemon against a real service', () => {
     expect(o.buyer?.billingaddress).toEqual(order.buyer!.billingaddress);
   });
 
+  test('a pull of chosen ids: an id the service no longer has is skipped and reported, the rest are pulled', async () => {
+    svc = await startService(6);
+    const ids = demoCatalog(6).products.map((p) => p._id);
+    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products', ids: [ids[4], 'gone-42', ids[1], ids[4]] });
+    const store = createMemoryAdapter();
+    const report = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
+    expect(report).toMatchObject({ ok: true, pulled: { products: 2 }, errors: [] });
+    expect(await store.products.count()).toBe(2);
+    const status = svc.router.service.status('shop');
+    expect(status.products).toMatchObject({ delivered: 3, succeeded: 2, skipped: 1 });
+    expect(status.failures).toEqual([expect.objectContaining({ id: 'gone-42', source: 'service', error: "the item is no longer in the service's store" })]);
+  });
+
   test('a wrong key ends runOnce at once with a 404 that does not repeat the key', async () => {
     svc = await startService(2);
     const wrong = 'not-the-key-5150';
