@@ -1,0 +1,100 @@
+/**
+ * The endpoint checker, in-process: passes this kit's router and an honest hand-written store,
+ * and fails each deliberately broken store with the failing check named.
+ */
+import { checkEndpoints, type CheckReport } from '../../lib/conformance/endpoint-checker';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { demoCatalog } from '../../lib/demo';
+import { startStoreServer } from '../../lib/server/store-server';
+import type { Product } from '../../lib/contract/webhook';
+import { encodeCursor, startFakeStore, type FakeStoreOptions } from '../client/fake-store';
+
+const KEY = 'check-test-key-abcdef';
+const catalog = demoCatalog(45);
+
+const unhandled: unknown[] = [];
+const onUnhandled = (e: unknown) => unhandled.push(e);
+beforeAll(() => process.on('unhandledRejection', onUnhandled));
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+  expect(unhandled).toEqual([]);
+});
+
+const failing = (r: CheckReport) => r.checks.filter((c) => !c.ok).map((c) => c.name);
+
+test.each(['offset', 'cursor'] as const)('this kit\'s router passes every check, writes included (%s)', async (pagination) => {
+  const server = await startStoreServer({ adapter: createMemoryAdapter(catalog), key: KEY, port: 0, pagination, rateLimit: false });
+  try {
+    const report = await checkEndpoints({ baseUrl: server.url, svcKey: KEY, writes: true, pageSize: 10 });
+    expect(failing(report)).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.checks).toHaveLength(38);
+    expect(JSON.stringify(report)).not.toContain(KEY);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an honest hand-written store passes too', async () => {
+  const store = await startFakeStore({ products: catalog.products, orders: catalog.orders, key: KEY, pageSize: 7 });
+  try {
+    const report = await checkEndpoints({ baseUrl: store.url, svcKey: KEY, writes: true });
+    expect(failing(report)).toEqual([]);
+    expect(await store.openSockets()).toBe(0);
+  } finally {
+    await store.close();
+  }
+});
+
+const isList = (ctx: { entity?: string; req: { method?: string }; url: URL }) => ctx.entity && ctx.req.method === 'GET' && ctx.url.pathname.split('/').length === 2 && ctx.url.searchParams.get('jobid') === '1';
+const products = (body: { products?: unknown }) => body.products as Product[];
+
+const broken: Array<[string, FakeStoreOptions, string[], { timeoutMs?: number; writes?: boolean }?]> = [
+  [
+    'duplicates across pages',
+    { pagination: 'cursor', transform: (b) => (b.paging.next ? { ...b, paging: { ...b.paging, next: encodeCursor(JSON.parse(Buffer.from(String(b.paging.next), 'base64url').toString()).p - 1) } } : b) },
+    ['products.paging-asc', 'products.paging-desc'],
+  ],
+  ['wrong sort order', { transform: (b, ctx) => (ctx.entity === 'products' ? { ...b, products: [...products(b)].reverse() } : b) }, ['products.sort-order', 'products.desc-reverses-asc']],
+  ['itemsTotal that lies', { transform: (b, ctx) => (ctx.entity === 'orders' ? { ...b, paging: { ...b.paging, itemsTotal: 99 } } : b) }, ['orders.paging-asc', 'orders.paging-desc']],
+  ['a page over 10 MB', { transform: (b, ctx) => (ctx.entity === 'products' && ctx.url.searchParams.get('sortorder') === 'desc' ? { ...b, products: products(b).map((p, i) => (i ? p : { ...p, description: 'x'.repeat(10_000_001) })) } : b) }, ['products.paging-desc', 'products.page-limits']],
+  ['wrong types', { transform: (b, ctx) => (ctx.entity === 'products' ? { ...b, products: products(b).map((p, i) => (i === 2 ? { ...p, variations: [{ prices: [{ tag: 'default', currency: 'USD', number: '9.99' }] }] } : p)) } : b) }, ['products.types']],
+  ['items without _id', { transform: (b, ctx) => (ctx.entity === 'orders' ? { ...b, orders: (b.orders as object[]).map((o, i) => (i === 0 ? { ...o, _id: '' } : o)) } : b) }, ['orders.ids']],
+  ['a cursor that repeats', { pagination: 'cursor', transform: (b, ctx) => (ctx.entity === 'products' && b.paging.next ? { ...b, paging: { ...b.paging, next: encodeCursor(20) } } : b) }, ['products.paging-asc', 'products.paging-desc']],
+  ['dropped connections', { intercept: (ctx) => (isList(ctx) && ctx.entity === 'orders' && ctx.url.searchParams.get('sortorder') === 'desc' ? (ctx.req.socket.destroy(), true) : false) }, ['orders.paging-desc']],
+  ['500 every third request', { intercept: ({ n, res }) => (n % 3 === 0 ? (res.writeHead(500, { 'content-type': 'application/json' }), res.end('{"error":"boom"}'), true) : false) }, ['products.paging-asc']],
+  ['429 with Retry-After: 1', { intercept: (ctx) => (isList(ctx) && ctx.url.searchParams.get('sortorder') === 'desc' ? (ctx.res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }), ctx.res.end('{"error":"slow down"}'), true) : false) }, ['products.paging-desc']],
+  ['never answers', { intercept: (ctx) => Boolean(isList(ctx) && ctx.entity === 'orders' && ctx.url.searchParams.get('sortorder') === 'desc') }, ['orders.paging-desc', 'orders.page-limits'], { timeoutMs: 300 }],
+  [
+    'trickles bytes',
+    {
+      intercept: (ctx) => {
+        if (!(isList(ctx) && ctx.entity === 'products' && ctx.url.searchParams.get('sortorder') === 'desc')) return false;
+        ctx.res.writeHead(200, { 'content-type': 'application/json' });
+        const t = setInterval(() => ctx.res.write(' '), 20);
+        ctx.res.on('close', () => clearInterval(t));
+        return true;
+      },
+    },
+    ['products.paging-desc', 'products.page-limits'],
+    { timeoutMs: 300 },
+  ],
+  ['accepts any key', { intercept: (ctx) => (ctx.req.headers.svckey !== undefined && ctx.req.headers.svckey !== KEY ? ((ctx.req.headers.svckey = KEY), false) : false) }, ['products.auth-wrong-key', 'orders.auth-wrong-key']],
+  ['ignores a bad sortorder', { intercept: (ctx) => void (ctx.url.searchParams.get('sortorder') === 'sideways' && ctx.url.searchParams.set('sortorder', 'asc')) }, ['products.params-invalid-sortorder', 'orders.params-invalid-sortorder']],
+  ['by-ID read differs from the list', { intercept: (ctx) => (ctx.entity === 'products' && ctx.url.pathname.split('/').length === 3 ? (ctx.res.writeHead(200, { 'content-type': 'application/json' }), ctx.res.end(JSON.stringify({ product: { _id: decodeURIComponent(ctx.url.pathname.split('/')[2]), title: 'other' } })), true) : false) }, ['products.by-id']],
+  ['reads that are not stable', { transform: (b, ctx) => (ctx.entity === 'orders' ? { ...b, orders: (b.orders as object[]).map((o) => ({ ...o, feedback: `read ${ctx.n}` })) } : b) }, ['orders.stable-reads']],
+  ['accepts bad orders', { intercept: (ctx) => (ctx.req.method === 'POST' && ctx.url.searchParams.get('id')?.endsWith('-bad') ? (ctx.res.writeHead(200, { 'content-type': 'application/json' }), ctx.res.end(JSON.stringify({ success: true, code: 200, warnings: [], order: { _id: ctx.url.searchParams.get('id') } })), true) : false) }, ['orders.write-rejects-bad-order'], { writes: true }],
+];
+
+test.each(broken)('a store with %s fails the named checks', async (_label, opts, expected, extra = {}) => {
+  const store = await startFakeStore({ products: catalog.products, orders: catalog.orders, key: KEY, ...opts });
+  try {
+    const report = await checkEndpoints({ baseUrl: store.url, svcKey: KEY, ...extra });
+    const names = failing(report);
+    for (const name of expected) expect(names).toContain(name);
+    if (expected.length) expect(report.ok).toBe(false);
+    expect(await store.openSockets()).toBe(0);
+  } finally {
+    await store.close();
+  }
+});
