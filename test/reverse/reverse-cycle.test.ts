@@ -60,7 +60,10 @@ describe('daemon ⇄ service, in-process on loopback', () => {
     const daemon = createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, sampleSize: 5 });
     expect((await daemon.runOnce()).sampled).toEqual({ products: 5, orders: 3 });
     expect(await svc.store.products.count()).toBe(0);
-    expect(svc.router.service.status('shop').lastSample?.products.map((p) => p._id)).toHaveLength(5);
+    // The sample kept for inspection is exactly the store's first page, in reverse form.
+    const firstFive = (await store.products.list({ sortorder: 'asc', limit: 5, signal: AbortSignal.timeout(5000) })).map((x) => CONVERTERS.products.toReverse(JSON.parse(x.json)));
+    expect(svc.router.service.status('shop').lastSample?.products).toEqual(firstFive);
+    expect(svc.router.service.status('shop').products).toMatchObject({ sampled: 5, received: 0 });
 
     svc.router.service.enqueue('shop', { kind: 'push' });
     const report = await daemon.runOnce();
