@@ -1,0 +1,122 @@
+/**
+ * The real CLI end to end (run `npx tsc -p tsconfig.build.json` first): `serve --demo 5000`
+ * spawned, then `sync … --json` and `check … --json` against it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { startFakeStore } from '../client/fake-store';
+import { demoCatalog } from '../../lib/demo';
+import type { Product } from '../../lib/contract/webhook';
+
+const BIN = path.join(__dirname, '..', '..', 'bin', 'storebridge.js');
+const KEY = 'e2e-Key-7c1f93d0b2';
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const lastLine = (s: string) => s.trim().split('\n').pop()!;
+
+let serve: ChildProcess;
+let url: string;
+let serveOutput = '';
+
+beforeAll(async () => {
+  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--key', KEY, '--demo', '5000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  url = await new Promise<string>((resolve, reject) => {
+    serve.stdout!.on('data', (c: Buffer) => {
+      serveOutput += c;
+      const m = /listening on (http:\/\/\S+)/.exec(serveOutput);
+      if (m) resolve(m[1]);
+    });
+    serve.stderr!.on('data', (c: Buffer) => (serveOutput += c));
+    serve.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${serveOutput}`)));
+  });
+}, 60_000);
+
+afterAll(async () => {
+  const exited = new Promise((r) => serve.once('exit', r));
+  serve.kill('SIGTERM');
+  await exited;
+  expect(serveOutput).not.toContain(KEY);
+});
+
+test('sync --json pulls all 5,000 products and their 1,250 orders', async () => {
+  const r = await runCli(['sync', url, '--key', KEY, '--json']);
+  expect(r.code).toBe(0);
+  const report = JSON.parse(lastLine(r.stdout));
+  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs']);
+  expect(report).toEqual({
+    ok: true,
+    products: { count: 5000, duplicates: 0, invalid: 0 },
+    orders: { count: 1250, duplicates: 0, invalid: 0 },
+    // 100 per page: 50 product pages and 13 order pages.
+    requests: 63,
+    retries: 0,
+    durationMs: expect.any(Number),
+  });
+  expect(r.stdout + r.stderr).not.toContain(KEY);
+}, 60_000);
+
+test('sync takes the key from STOREBRIDGE_KEY and prints a human summary', async () => {
+  const r = await runCli(['sync', url, '--page-size', '0'], { STOREBRIDGE_KEY: KEY });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^products 5000 in the sink/m);
+  expect(r.stdout).toMatch(/^orders\s+1250 in the sink/m);
+  expect(r.stdout + r.stderr).not.toContain(KEY);
+}, 60_000);
+
+test('check --json passes every check on the served store, writes included', async () => {
+  const r = await runCli(['check', url, '--key', KEY, '--json', '--writes']);
+  const report = JSON.parse(lastLine(r.stdout)) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
+  expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(report.ok).toBe(true);
+  expect(r.code).toBe(0);
+  expect(report.checks.map((c) => c.name)).toContain('orders.write-round-trip');
+  expect(r.stdout + r.stderr).not.toContain(KEY);
+}, 60_000);
+
+test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures', async () => {
+  const s = await runCli(['sync', url, '--key', 'wrong-key-123456', '--json']);
+  expect(s.code).toBe(1);
+  expect(JSON.parse(lastLine(s.stdout)).ok).toBe(false);
+  expect(s.stderr).toMatch(/refused the SvcKey/);
+  const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
+  expect(c.code).toBe(1);
+  expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);
+});
+
+test('a store with invalid items: sync quarantines them and exits 1; usage errors exit 2', async () => {
+  const { products, orders } = demoCatalog(30);
+  const store = await startFakeStore({
+    products,
+    orders,
+    key: KEY,
+    transform: (b, ctx) => (ctx.entity === 'products' && ctx.n === 1 ? { ...b, products: (b.products as Product[]).map((p, i) => (i === 0 ? { ...p, last_updated: 'yesterday' } : p)) } : b),
+  });
+  try {
+    const r = await runCli(['sync', store.url, '--key', KEY, '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(lastLine(r.stdout))).toMatchObject({ ok: false, products: { count: 29, invalid: 1, duplicates: 0 }, orders: { count: 8 } });
+    expect(r.stderr).toMatch(/invalid products .*last_updated/);
+  } finally {
+    await store.close();
+  }
+  expect((await runCli(['sync', url])).code).toBe(2);
+  expect((await runCli(['check'])).code).toBe(2);
+  expect((await runCli(['sync', '--help'])).stdout).toMatch(/usage: storebridge sync/);
+});
