@@ -102,6 +102,21 @@ describe('the daemon against a real service', () => {
     expect(status.failures).toEqual([expect.objectContaining({ id: 'gone-42', source: 'service', error: "the item is no longer in the service's store" })]);
   });
 
+  test('two daemons racing on one connection: every item stored and acknowledged once, none lost', async () => {
+    svc = await startService(20);
+    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+    const store = createMemoryAdapter();
+    const make = () => createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, maxConsecutiveErrors: 50 });
+    const reports = await Promise.all([make().runOnce(), make().runOnce()]);
+    expect(reports.every((r) => r.ok)).toBe(true);
+    const status = svc.router.service.status('shop');
+    expect(status.products).toMatchObject({ delivered: 20, succeeded: 20, failed: 0, skipped: 0 });
+    expect(status.orders).toMatchObject({ delivered: 5, succeeded: 5, failed: 0 });
+    expect(status.transactions.map((t) => t.kind)).toEqual(['pull', 'pull']);
+    expect(await store.products.count()).toBe(20);
+  });
+
   test('a wrong key ends runOnce at once with a 404 that does not repeat the key', async () => {
     svc = await startService(2);
     const wrong = 'not-the-key-5150';
