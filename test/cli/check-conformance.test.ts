@@ -47,7 +47,7 @@ test('an honest hand-written store passes too', async () => {
 });
 
 const isList = (ctx: { entity?: string; req: { method?: string }; url: URL }) => ctx.entity && ctx.req.method === 'GET' && ctx.url.pathname.split('/').length === 2 && ctx.url.searchParams.get('jobid') === '1';
-const products = (body: { products?: unknown }) => body.products as Product[];
+const products = (body: Record<string, unknown>) => body.products as Product[];
 
 const broken: Array<[string, FakeStoreOptions, string[], { timeoutMs?: number; writes?: boolean }?]> = [
   [
