@@ -311,7 +311,19 @@ export class SqlAdapter implements StoreAdapter {
 
   /** Brings the schema up to date (what `createSqlAdapter` does unless `migrate: false`). */
   async migrate(): Promise<void> {
-    await migrateSqlSchema(this.db, this.config.kind, this.config.names);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await migrateSqlSchema(this.db, this.config.kind, this.config.names);
+        return;
+      } catch (err) {
+        // Kysely's migration lock is per connection on SQLite: a second process migrating the same
+        // new file at the same moment fails (SQLITE_BUSY, or "table … already exists" once the
+        // first commits). The migration is one transaction, so the next attempt finds it recorded.
+        const raced = isTransientConflict('sqlite', err) || /already exists/.test(String((err as Error)?.message));
+        if (this.config.kind !== 'sqlite' || !raced || attempt >= 5) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
   }
 
   /** Drops this adapter's tables. For tests and uninstalling; the data is gone. */

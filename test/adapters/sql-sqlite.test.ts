@@ -141,6 +141,20 @@ describe('SQL adapter on SQLite', () => {
     await a.close();
   });
 
+  test('several processes opening one new file at once all migrate it successfully, once', async () => {
+    if (!existsSync(DIST_SQL)) throw new Error('build first (npm run build)');
+    const file = join(dir, 'fresh.db');
+    const script = `require(${JSON.stringify(DIST_SQL)}).openSqlAdapter(process.argv[1]).then((a) => a.close(), (e) => { console.error(e.message); process.exit(1); });`;
+    const codes = await Promise.all(
+      Array.from({ length: 4 }, () => new Promise<number | null>((ok) => spawn(process.execPath, ['-e', script, `sqlite:${file}`], { stdio: 'inherit' }).on('close', ok))),
+    );
+    expect(codes).toEqual([0, 0, 0, 0]);
+    const a = await createSqlAdapter({ connection: `sqlite:${file}` });
+    expect((await a.db.selectFrom('storebridge_migrations').select('name').execute()).map((r) => r.name)).toEqual(['0001-items-and-counts']);
+    expect(await a.products.count({ signal: live() })).toBe(0);
+    await a.close();
+  });
+
   test('Kysely and the drivers load only when a SQL adapter is opened', () => {
     if (!existsSync(DIST_SQL)) throw new Error('build first (npm run build)');
     const script = `
