@@ -70,7 +70,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
   const demo = int('demo', values.demo, 0, 10_000_000) ?? 0;
   const pageSize = int('page-size', values['page-size'], 1, 100_000);
   for (const v of [port, demo, pageSize]) if (typeof v === 'string') return v;
-  const key = values.key ?? env.STOREBRIDGE_KEY;
+  const key = values.key ?? (env.STOREBRIDGE_KEY || undefined);
   if (keyRequired && !key) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
   if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) return 'the key must be visible ASCII characters without spaces';
   const pagination = values.pagination ?? 'offset';

@@ -1,0 +1,53 @@
+/**
+ * The real CLI, spawned: `storebridge demo` (what `npm start` runs) tours a demo store the way the
+ * sync service would and, with `--exit`, stops after the tour. Needs the build.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'storebridge.js');
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_KEY: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  child.stderr.on('data', (d: Buffer) => (err += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
+}
+
+describe('storebridge demo', () => {
+  it('--exit: starts a demo store, tours all its operations, prints a summary, exits 0', async () => {
+    const r = await run(['demo', '--exit', '--demo', '60']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(r.out).toMatch(/^demo store: 60 products, 15 orders \(adapter \S+\)$/m);
+    expect(r.out).toMatch(/GET \/products\?sortorder=asc&jobid=1\s+→ 200: 20 of 60 products from offset 0/);
+    expect(r.out).toMatch(/GET \/orders\?sortorder=desc&jobid=1\s+→ 200: 15 of 15 orders, newest first/);
+    expect(r.out).toMatch(/GET \/products\/prod-000001\s+→ 200/);
+    expect(r.out).toMatch(/&next=…\s+→ 200: 20 more products by cursor, and a next cursor/);
+    expect(r.out).toMatch(/POST \/orders\?jobid=1&id=\S+\s+→ 200: success true/);
+    expect(r.out).toMatch(/GET \/orders\/no-such-order\s+→ 404/);
+    expect(r.out).toMatch(/without a SvcKey\s+→ 401/);
+    // The generated key is a throwaway one and is shown so the store can be tried with curl.
+    const key = /throwaway demo key \(valid only for this process\): (demo-\S+)/.exec(r.out)?.[1];
+    expect(key).toBeDefined();
+    expect(r.out).toContain(`curl -H "SvcKey: ${key}"`);
+  });
+
+  it('never prints a key the user supplied', async () => {
+    const secret = 'user-supplied-key-42';
+    const r = await run(['demo', '--exit', '--demo', '10'], { STOREBRIDGE_KEY: secret });
+    expect(r.code).toBe(0);
+    expect(r.out + r.err).not.toContain(secret);
+    expect(r.out).toContain('curl -H "SvcKey: $STOREBRIDGE_KEY"');
+  });
+
+  it('a usage error exits 2', async () => {
+    const r = await run(['demo', '--demo', 'lots']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--demo must be an integer/);
+  });
+});
