@@ -10,3 +10,4 @@ export * from './contract';
 export * from './adapter';
 export * from './adapter-guard';
 export * from './errors';
+export * from './server';

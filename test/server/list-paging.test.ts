@@ -273,7 +273,7 @@ describe('routes', () => {
   ])('%s %s under the router is 404 JSON', async (method, path) => {
     const res = await fetch(`${store.base}${path}`, { method, headers: { SvcKey: KEY } });
     expect(res.status).toBe(404);
-    expect((await res.json()).error).toMatch(/^no route .* this store serves GET \/products/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^no route .* this store serves GET \/products/);
   });
 
   it('HEAD on a list answers the headers only', async () => {

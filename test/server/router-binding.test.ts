@@ -76,7 +76,7 @@ describe('write bodies', () => {
       body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]),
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toBe('the body is not valid UTF-8');
+    expect(((await res.json()) as { error: string }).error).toBe('the body is not valid UTF-8');
   });
 
   it.each([
