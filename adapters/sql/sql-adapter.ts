@@ -358,6 +358,11 @@ export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlA
   let db: Kysely<any>;
   let kind: SqlKind;
   const created = options.db === undefined;
+  if (options.connection !== undefined) {
+    // `?tablePrefix=` / `?schema=` in a URL spec apply unless the options say otherwise.
+    const spec = parseSqlSpec(options.connection);
+    options = { ...options, tablePrefix: options.tablePrefix ?? spec.tablePrefix, schema: options.schema ?? spec.schema };
+  }
   if (options.db) {
     db = options.db;
     kind = options.kind ?? detectKind(db);

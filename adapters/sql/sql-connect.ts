@@ -25,6 +25,10 @@ export interface SqlConnectionSpec {
   readonly kind: SqlKind;
   /** SQLite: the file path (or `:memory:`). PostgreSQL / MySQL: the connection URL. */
   readonly target: string;
+  /** `?tablePrefix=` of a PostgreSQL / MySQL URL (removed from `target`). */
+  readonly tablePrefix?: string;
+  /** `?schema=` of a PostgreSQL URL (removed from `target`). */
+  readonly schema?: string;
 }
 
 /**
@@ -53,7 +57,14 @@ export function parseSqlSpec(spec: string): SqlConnectionSpec {
     throw new InvalidOptionError('connection', `a ${kind} URL starts with ${protocols.map((p) => `${p}//`).join(' or ')}`);
   }
   if (kind === 'mysql') parsed.protocol = 'mysql:';
-  return { kind, target: parsed.toString() };
+  // Adapter options carried in the URL (so a CLI user can isolate tables); never sent to the driver.
+  const extra: { tablePrefix?: string; schema?: string } = {};
+  for (const name of ['tablePrefix', 'schema'] as const) {
+    const value = parsed.searchParams.get(name);
+    if (value !== null) extra[name] = value;
+    parsed.searchParams.delete(name);
+  }
+  return { kind, target: parsed.toString(), ...extra };
 }
 
 /** libpq's default user (PGUSER, else the OS account), which node-postgres only takes from $USER. */
@@ -80,6 +91,10 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
 /** A Kysely instance for a spec (the driver is loaded here). */
 export function connectKysely(spec: string, options: ConnectionOptions = {}): { db: Kysely<any>; kind: SqlKind } {
   const { kind, target } = parseSqlSpec(spec);
+  return { kind, db: kyselyFor(kind, target, options) };
+}
+
+function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
   const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
@@ -97,7 +112,7 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
       database.pragma('journal_mode = WAL');
       database.pragma('synchronous = NORMAL');
     }
-    return { kind, db: new k.Kysely<any>({ dialect: new k.SqliteDialect({ database }) }) };
+    return new k.Kysely<any>({ dialect: new k.SqliteDialect({ database }) });
   }
   if (kind === 'postgres') {
     type Pg = typeof import('pg');
@@ -106,7 +121,7 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
     // An idle connection that the server drops emits 'error' on the pool; without a listener that
     // would crash the process. The pool discards the connection and opens a new one on demand.
     pool.on('error', () => undefined);
-    return { kind, db: new k.Kysely<any>({ dialect: new k.PostgresDialect({ pool }) }) };
+    return new k.Kysely<any>({ dialect: new k.PostgresDialect({ pool }) });
   }
   type Mysql2 = typeof import('mysql2');
   const mysql = loadOptional<Mysql2>('mysql2', 'mysql: adapters');
@@ -117,5 +132,5 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
       if (err) connection.query(`set session max_execution_time = ${statementTimeoutMs}`, () => undefined);
     });
   });
-  return { kind, db: new k.Kysely<any>({ dialect: new k.MysqlDialect({ pool: pool as any }) }) };
+  return new k.Kysely<any>({ dialect: new k.MysqlDialect({ pool: pool as any }) });
 }

@@ -17,6 +17,16 @@ describe('SQL connection specs', () => {
     expect(parseSqlSpec(spec)).toEqual({ kind, target });
   });
 
+  test('tablePrefix and schema ride in the URL and are not sent to the driver', () => {
+    expect(parseSqlSpec('postgres://u@h/db?tablePrefix=shop_&schema=sync&sslmode=disable')).toEqual({
+      kind: 'postgres',
+      target: 'postgres://u@h/db?sslmode=disable',
+      tablePrefix: 'shop_',
+      schema: 'sync',
+    });
+    expect(parseSqlSpec('mysql://root@h/test?tablePrefix=a_')).toEqual({ kind: 'mysql', target: 'mysql://root@h/test', tablePrefix: 'a_' });
+  });
+
   test.each(['sqlite:', 'postgres:mysql://h/db', 'mysql:postgres://h/db', 'postgres:not a url', 'oracle://h/db'])('refuses %s', (spec) => {
     expect(() => parseSqlSpec(spec)).toThrow(InvalidOptionError);
   });
