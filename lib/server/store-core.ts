@@ -104,6 +104,11 @@ export class StoreCore {
       const out = await this.dispatch(op, request, deadline);
       return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
     } catch (err) {
+      // Nobody is listening any more: not a failure of the store, and not worth an error log.
+      if (request.signal?.aborted) {
+        this.config.logger?.info({ operation }, `${operation}: the caller closed the connection`);
+        return errorResponse(500, 'the caller closed the connection');
+      }
       return this.failure(err, operation);
     } finally {
       deadline.dispose();
