@@ -11,6 +11,7 @@ import type { ListedItem } from '../adapter-guard';
 import type { Paging } from '../contract/messages';
 import { MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
 import { AdapterTimeoutError, ItemTooLargeError } from '../errors';
+import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { InvalidQueryError, NotFoundError } from './http-errors';
 import type { ListQuery } from './list-query';
@@ -29,6 +30,17 @@ export interface CoreHttpResponse {
 function pagingJson(paging: Paging): string {
   // Member order as in the spec's table; undefined members are left out.
   return JSON.stringify({ pageSize: paging.pageSize, itemsTotal: paging.itemsTotal, offset: paging.offset, next: paging.next });
+}
+
+const digits = (n: number) => String(n).length;
+
+/**
+ * Length of `pagingJson` with a 16-digit `itemsTotal` and a `next` of `cursorLength` characters:
+ * `{"pageSize":N,"itemsTotal":T,"offset":O,"next":"C"}` (no escaping: digits and Base64url only).
+ */
+export function maxPagingLength(pageSize: number, offset: number | undefined, cursorLength: number): number {
+  const offsetPart = offset === undefined ? 0 : ',"offset":'.length + digits(offset);
+  return '{"pageSize":'.length + digits(pageSize) + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + offsetPart + ',"next":"'.length + cursorLength + '"}'.length;
 }
 
 function keyOfListed(item: ListedItem<unknown>): SortKey {
@@ -81,9 +93,9 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
       const bytes = Buffer.byteLength(json, 'utf8');
       const key = keyOfListed(item);
       // The largest paging this page could end with: a 16-digit total and `next` after this item.
-      const paging = pagingJson({ pageSize: jsons.length + 1, itemsTotal: Number.MAX_SAFE_INTEGER, offset: pageOffset, next: cursorFor(key) });
+      const paging = maxPagingLength(jsons.length + 1, pageOffset, CursorCodec.encodedLength({ entity, sortorder: query.sortorder, after: key }));
       const separator = jsons.length > 0 ? 1 : 0;
-      if (envelopeBytes + paging.length + itemBytes + separator + bytes > config.maxPageBytes) {
+      if (envelopeBytes + paging + itemBytes + separator + bytes > config.maxPageBytes) {
         if (jsons.length === 0) throw new ItemTooLargeError(entity, item._id, bytes, config.maxPageBytes);
         more = true;
         break fill;
