@@ -8,7 +8,7 @@ import type { Product } from '../../lib/contract';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { FIRST_CHUNK } from '../../lib/server';
-import { get, startStore } from './helpers';
+import { KEY, get, startStore } from './helpers';
 
 /** A product whose JSON text is exactly `bytes` long (description padded with `fill`). */
 function productOfSize(_id: string, last_updated: number, bytes: number, fill = 'x'): Product {
@@ -171,6 +171,37 @@ describe('time budget', () => {
       expect(r.body).toEqual({ error: 'the store did not answer within its time budget; try again later' });
       slow.reset(Infinity);
       expect((await get(`${store.base}/products?sortorder=asc&jobid=1`)).status).toBe(200);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('caller going away', () => {
+  it('aborts the adapter\'s signal, and is not logged as a failure', async () => {
+    const memory = createMemoryAdapter(demoCatalog(10));
+    let started!: () => void;
+    const callStarted = new Promise<void>((r) => (started = r));
+    let aborted!: () => void;
+    const signalAborted = new Promise<void>((r) => (aborted = r));
+    const products = Object.create(memory.products) as MemoryAdapter['products'];
+    products.list = (o: ListOptions) => {
+      o.signal.addEventListener('abort', () => aborted(), { once: true });
+      started();
+      return new Promise(() => undefined);
+    };
+    const logged: string[] = [];
+    const log = (level: string) => (_o: object, msg?: string) => void logged.push(`${level}: ${msg}`);
+    const store = await startStore({ adapter: { products, orders: memory.orders }, logger: { info: log('info'), warn: log('warn'), error: log('error') } });
+    try {
+      const client = new AbortController();
+      const request = fetch(`${store.base}/products?sortorder=asc&jobid=1`, { headers: { SvcKey: KEY }, signal: client.signal }).catch(() => 'aborted');
+      await callStarted;
+      client.abort();
+      expect(await request).toBe('aborted');
+      await signalAborted;
+      await new Promise((r) => setImmediate(r));
+      expect(logged.filter((l) => l.startsWith('error'))).toEqual([]);
     } finally {
       await store.close();
     }

@@ -6,7 +6,7 @@ import express from 'express';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { InvalidOptionError } from '../../lib/errors';
-import { createStoreHandlers, createStoreRouter, listProductsHandler, parseRouterOptions, type StoreRouterOptions } from '../../lib/server';
+import { createStoreCore, createStoreHandlers, createStoreRouter, listProductsHandler, parseRouterOptions, type StoreRouterOptions } from '../../lib/server';
 import { KEY, get, listen, post, spyAdapter, startStore } from './helpers';
 
 const catalog = demoCatalog(20);
@@ -238,6 +238,26 @@ describe('mounting', () => {
     const srv = await listen(app);
     try {
       expect((await get(`${srv.url}/health`, {})).body).toEqual({ ok: true });
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('framework-agnostic core', () => {
+  it('serves from a plain node:http server through createStoreCore().handle', async () => {
+    const core = createStoreCore({ adapter: createMemoryAdapter(structuredClone(catalog)), svcKeys: [KEY] });
+    const srv = await listen(async (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      const url = new URL(req.url!, 'http://localhost');
+      const out = await core.handle('listOrders', { headers: req.headers, rawQuery: url.search });
+      res.writeHead(out.status, out.headers).end(out.body);
+    });
+    try {
+      const r = await get(`${srv.url}/anything?sortorder=asc&jobid=2&limit=3`);
+      expect(r.body.paging).toMatchObject({ pageSize: 3, itemsTotal: 5 });
+      expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect((await get(`${srv.url}/x?sortorder=asc&jobid=2`, {})).status).toBe(401);
+      expect((await get(`${srv.url}/x?sortorder=sideways&jobid=2`)).status).toBe(400);
     } finally {
       await srv.close();
     }
