@@ -10,10 +10,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { InvalidQueryError, NotFoundError } from './http-errors';
+import { InvalidQueryError, NotFoundError, RateLimitedError } from './http-errors';
 import { readJsonBody } from './json-body';
 import type { StoreRouterOptions } from './router-options';
-import { createStoreCore, errorResponse, OPERATIONS, StoreCore, type CoreHttpResponse, type OperationName } from './store-core';
+import { createStoreCore, OPERATIONS, StoreCore, type CoreHttpResponse, type OperationName } from './store-core';
 
 type Req = Request & { storebridgeKeyHash?: string };
 type Middleware = (req: Req, res: Response, next: NextFunction) => unknown;
@@ -63,9 +63,9 @@ function limiters(core: StoreCore): { beforeAuth: Middleware[]; afterAuth: Middl
     legacyHeaders: false,
     ...(logger ? { logger: { warn: (...a: unknown[]) => logger.warn({ detail: a.map(String) }, 'rate limiter'), error: (...a: unknown[]) => logger.error({ detail: a.map(String) }, 'rate limiter') } } : {}),
   };
-  const tooMany = (what: string) => (_req: Request, res: Response) => {
+  const tooMany = (what: string) => (req: Request, res: Response) => {
     const retry = res.getHeader('retry-after');
-    send(_req, res, errorResponse(429, `too many ${what}; retry after ${retry ?? 'a while'} seconds`));
+    send(req, res, core.failure(new RateLimitedError(`too many ${what}; retry after ${retry ?? 'a while'} seconds`), 'rateLimit'));
   };
   const afterAuth: Middleware[] = [
     rateLimit({
