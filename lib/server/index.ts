@@ -11,3 +11,4 @@ export { FIRST_CHUNK } from './read-core';
 export { readJsonBody } from './json-body';
 export * from './http-errors';
 export { handleWrite, type WriteConfig, type CoreResponse } from './write-core';
+export { startStoreServer, seedDemo, lineLogger, type StoreServerOptions, type RunningStoreServer } from './store-server';
