@@ -95,7 +95,6 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     readonly entity: E,
     private readonly fetchPage: FetchPage<ItemOf<E>>,
     private readonly options: WalkOptions,
-    private readonly pageSize: number | undefined,
   ) {
     const c = options.concurrency ?? 1;
     if (!Number.isSafeInteger(c) || c < 1 || c > 64) throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 64');
@@ -221,7 +220,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
    */
   private async *offsetContinue(page: ListPage<ItemOf<E>>, offset: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
     const concurrency = this.options.concurrency ?? 1;
-    let widest = this.pageSize ?? 0;
+    // The widest page seen, not the page size asked for: a store may ignore `limit`.
+    let widest = 0;
     for (;;) {
       widest = Math.max(widest, received(page));
       const position = offset + received(page);

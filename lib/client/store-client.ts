@@ -175,7 +175,6 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
         entity,
         (query, signal) => list(entity, { sortorder: walkOptions.sortorder ?? 'asc', jobid: walkOptions.jobid, ...query, signal }),
         walkOptions,
-        config.pageSize,
       ),
     probe: (r) => send(config, { ...r, accept: () => true, retryLimit: 0 }, stats),
     urlOf,
