@@ -78,10 +78,14 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(url);
     served.add(req.socket);
-    const parts = url.pathname.split('/').filter(Boolean);
-    const entity = parts[0] === 'products' || parts[0] === 'orders' ? parts[0] : undefined;
-    const ctx: RequestContext = { n: ++n, req, res, url, entity };
+    const routeOf = () => {
+      const parts = url.pathname.split('/').filter(Boolean);
+      return { parts, entity: parts[0] === 'products' || parts[0] === 'orders' ? parts[0] : undefined };
+    };
+    const ctx: RequestContext = { n: ++n, req, res, url, entity: routeOf().entity };
     if (options.intercept?.(ctx)) return;
+    // An intercept may rewrite ctx.url (e.g. map a store's own paths onto these routes).
+    const { parts, entity } = routeOf();
     if (req.headers.svckey !== key) return json(res, 401, { error: 'missing or invalid SvcKey' });
     if (!entity || parts.length > 2) return json(res, 404, { error: 'no such route' });
     const store = data[entity] as Map<string, Product | Order>;
