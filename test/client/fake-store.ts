@@ -80,7 +80,8 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     served.add(req.socket);
     const routeOf = () => {
       const parts = url.pathname.split('/').filter(Boolean);
-      return { parts, entity: parts[0] === 'products' || parts[0] === 'orders' ? parts[0] : undefined };
+      const entity: 'products' | 'orders' | undefined = parts[0] === 'products' || parts[0] === 'orders' ? parts[0] : undefined;
+      return { parts, entity };
     };
     const ctx: RequestContext = { n: ++n, req, res, url, entity: routeOf().entity };
     if (options.intercept?.(ctx)) return;

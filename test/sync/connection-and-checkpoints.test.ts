@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createMemoryAdapter } from '../../adapters/memory';
+import { createStoreClient } from '../../lib/client';
 import { demoCatalog } from '../../lib/demo';
 import { createSyncConnection, JsonFileCheckpointStore, MemoryCheckpointStore, type SyncReport } from '../../lib/sync';
 import { startFakeStore } from '../client/fake-store';
@@ -59,7 +60,6 @@ test('per-operation URLs (as configured in a connection), {id} templates include
     },
   });
   try {
-    const { createStoreClient } = await import('../../lib/client');
     const client = createStoreClient({
       urls: { listProducts: `${store.url}/hooks/catalog`, listOrders: `${store.url}/hooks/sales`, getProduct: `${store.url}/hooks/item/{id}` },
       svcKey: KEY,
