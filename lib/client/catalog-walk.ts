@@ -112,7 +112,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     this.started = true;
     const inner = new AbortController();
     const onAbort = () => inner.abort(this.options.signal!.reason);
-    this.options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (this.options.signal?.aborted) onAbort();
+    else this.options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       yield* this.run(inner.signal);
       this.summary.complete = true;

@@ -82,7 +82,8 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
     if (inFlight) return inFlight;
     controller = new AbortController();
     const onAbort = () => controller!.abort(o.signal!.reason);
-    o.signal?.addEventListener('abort', onAbort, { once: true });
+    if (o.signal?.aborted) onAbort();
+    else o.signal?.addEventListener('abort', onAbort, { once: true });
     inFlight = runSync({
       connectionId: options.id,
       client,
