@@ -8,7 +8,8 @@ import { createMemoryAdapter } from '../../adapters/memory';
 import { createStoreClient } from '../../lib/client';
 import { demoCatalog } from '../../lib/demo';
 import { MemoryCheckpointStore, runSync, type SyncReport } from '../../lib/sync';
-import type { StoreAdapter } from '../../lib/adapter';
+import type { StoreAdapter, WriteOptions } from '../../lib/adapter';
+import type { Order, Product } from '../../lib/contract/webhook';
 import { startFakeStore } from '../client/fake-store';
 
 const KEY = 'resume-prop-key-123456';
@@ -38,9 +39,9 @@ test('crash anywhere, resume: every item exactly once', async () => {
             const target: StoreAdapter =
               crash && 'failAtWrite' in crash
                 ? {
-                    products: { ...bind(sink.products), upsert: (i, o) => (++writes === crash.failAtWrite ? Promise.reject(new Error('crash')) : sink.products.upsert(i, o)) },
-                    orders: { ...bind(sink.orders), upsert: (i, o) => (++writes === crash.failAtWrite ? Promise.reject(new Error('crash')) : sink.orders.upsert(i, o)) },
-                  }
+                    products: { ...bind(sink.products), upsert: (i: Product, o: WriteOptions) => (++writes === crash.failAtWrite ? Promise.reject(new Error('crash')) : sink.products.upsert(i, o)) },
+                    orders: { ...bind(sink.orders), upsert: (i: Order, o: WriteOptions) => (++writes === crash.failAtWrite ? Promise.reject(new Error('crash')) : sink.orders.upsert(i, o)) },
+                  } as StoreAdapter
                 : sink;
             report = await runSync({
               connectionId: 'c',
