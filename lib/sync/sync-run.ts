@@ -194,6 +194,9 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
 
   async function syncEntity(entity: Entity, start: WalkPosition | undefined): Promise<void> {
     const progress = run.progress[entity];
+    // A walk from the start counts everything again (a restart after an expired cursor, or a crash
+    // between the last page and the entity's end): never add to counts of an earlier walk.
+    if (!start) Object.assign(progress, emptyProgress());
     const store = sink.entity(entity);
     const boundary = run.stopBelow[entity];
     const walk = client.walk(entity, {

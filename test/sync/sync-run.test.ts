@@ -121,6 +121,32 @@ describe('crash and resume', () => {
   });
 });
 
+test('a saved cursor the store no longer accepts restarts that entity; counts stay exact', async () => {
+  let rejectCursors = false;
+  const store = await startFakeStore({
+    products: catalog.products,
+    orders: catalog.orders,
+    key: KEY,
+    pagination: 'cursor',
+    pageSize: 50,
+    intercept: ({ url, res }) => (rejectCursors && url.searchParams.has('next') ? ((rejectCursors = false), res.writeHead(400, { 'content-type': 'application/json' }), res.end('{"error":"invalid next cursor"}'), true) : false),
+  });
+  try {
+    const checkpoints = new MemoryCheckpointStore();
+    const sink = createMemoryAdapter();
+    const client = createStoreClient({ baseUrl: store.url, svcKey: KEY });
+    const controller = new AbortController();
+    let pages = 0;
+    await runSync({ connectionId: 'c', client, sink, checkpoints, signal: controller.signal, onEvent: (e) => void (e.type === 'page' && ++pages === 2 && controller.abort()) });
+    expect((await checkpoints.load('c'))?.run?.position).toEqual({ next: expect.any(String) });
+    rejectCursors = true;
+    const resumed = await runSync({ connectionId: 'c', client, sink, checkpoints });
+    expect(resumed).toMatchObject({ ok: true, resumed: true, products: { count: 300, seen: 300, duplicates: 0 }, orders: { count: 75, seen: 75 } });
+  } finally {
+    await store.close();
+  }
+});
+
 describe('incremental mode', () => {
   test('walks desc and stops at the last high water', async () => {
     const server = await kitServer('offset');
