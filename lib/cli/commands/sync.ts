@@ -170,7 +170,13 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     io.err(`storebridge sync: ${(err as Error).message}`);
     return 2;
   }
-  const sink = await openAdapter(parsed.into);
+  let sink;
+  try {
+    sink = await openAdapter(parsed.into);
+  } catch (err) {
+    io.err(`storebridge sync: --into: ${(err as Error).message}`);
+    return 2;
+  }
   const controller = new AbortController();
   void io.shutdownSignal().then(() => controller.abort());
   const bar = process.stderr.isTTY ? progressBar((s) => void process.stderr.write(s)) : undefined;
