@@ -340,3 +340,34 @@ describe('by-ID reads and writes', () => {
     expect(store!.data.orders.has('bad-1')).toBe(false);
   });
 });
+
+describe('transport seams', () => {
+  test('an injected fetch gets the key in the SvcKey header only, redirects off', async () => {
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const client = createStoreClient({
+      baseUrl: 'http://store.invalid/hooks',
+      svcKey: KEY,
+      fetch: async (url, init) => {
+        calls.push({ url, init });
+        return new Response(JSON.stringify({ paging: { pageSize: 1, itemsTotal: 1, offset: 0 }, products: [products[0]] }), { status: 200 });
+      },
+    });
+    const page = await client.listProducts({ sortorder: 'desc', jobid: 4, offset: 0 });
+    expect(page.items).toEqual([products[0]]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].url).toBe('http://store.invalid/hooks/products?sortorder=desc&jobid=4&offset=0');
+    expect(calls[0].init).toMatchObject({ method: 'GET', redirect: 'manual', headers: { SvcKey: KEY } });
+  });
+
+  test('a redirect is not followed (the key would travel to another host)', async () => {
+    const other = await startFakeStore({ products, key: KEY });
+    try {
+      const client = await setup({ intercept: ({ res }) => (res.writeHead(302, { location: `${other.url}/products` }), res.end(), true) });
+      const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'StoreHttpError', status: 302, attempts: 1 });
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      await other.close();
+    }
+  });
+});
