@@ -41,13 +41,36 @@ export interface RequestInfo {
   readonly attempt: number;
 }
 
-/** Hooks for logging and metrics. Payloads never hold the key (nor any header). */
+/**
+ * Hooks for logging and metrics. Payloads never hold the key (nor any header); a hook that throws
+ * is ignored.
+ *
+ * @example Log every attempt and retry with pino:
+ * ```ts
+ * const log = pino();
+ * createStoreClient({ baseUrl, svcKey, hooks: {
+ *   afterResponse: [(i) => log.info({ op: i.operation, url: i.url, status: i.status, ms: i.durationMs }, 'store call')],
+ *   beforeRetry: [(i) => log.warn({ op: i.operation, attempt: i.attempt, delayMs: i.delayMs, err: i.error.message }, 'retrying')],
+ * } });
+ * ```
+ */
 export interface ClientHooks {
   beforeRequest?: Array<(info: RequestInfo) => void>;
   afterResponse?: Array<(info: RequestInfo & { status: number; bytes: number; durationMs: number }) => void>;
   beforeRetry?: Array<(info: RequestInfo & { error: Error; delayMs: number }) => void>;
 }
 
+/**
+ * The fetch the client calls (default: the global one). Inject one for a proxy agent, tracing, or
+ * tests.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from 'undici';
+ * const dispatcher = new Agent({ connections: 8 });
+ * createStoreClient({ baseUrl, svcKey, fetch: (url, init) => fetch(url, { ...init, dispatcher } as RequestInit) });
+ * ```
+ */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface StoreClientOptions {
