@@ -102,7 +102,8 @@ function checkOptions(o: SyncRunOptions): void {
 /**
  * Runs one sync of a connection. Never rejects for store or sink failures: the report says what
  * happened (`ok`, `error`), and the checkpoint lets the next run resume. Rejects only for invalid
- * options, or `SyncBusyError` when this connection already has a run in this process.
+ * options, a checkpoint store failing before the run starts, or `SyncBusyError` when this
+ * connection already has a run in this process.
  *
  * @example
  * ```ts
