@@ -9,7 +9,8 @@ export type StorebridgeErrorCode =
   | 'ADAPTER_CONTRACT'
   | 'ADAPTER_TIMEOUT'
   | 'ITEM_TOO_LARGE'
-  | 'INVALID_OPTION';
+  | 'INVALID_OPTION'
+  | 'SQL_CONNECT';
 
 export abstract class StorebridgeError extends Error {
   abstract readonly code: StorebridgeErrorCode;

@@ -15,7 +15,7 @@ import {
   type WriteOptions,
 } from '../../lib/adapter';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
-import { InvalidOptionError } from '../../lib/errors';
+import { InvalidOptionError, StorebridgeError } from '../../lib/errors';
 import {
   isTransientConflict,
   isUniqueViolation,
@@ -393,7 +393,7 @@ export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlA
 }
 
 /** The error `openSqlAdapter` throws when the database cannot be opened. Its message never holds a password. */
-export class SqlConnectError extends Error {
+export class SqlConnectError extends StorebridgeError {
   override readonly name = 'SqlConnectError';
   readonly code = 'SQL_CONNECT';
   constructor(spec: string, cause: unknown) {
