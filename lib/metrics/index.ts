@@ -1,0 +1,112 @@
+/**
+ * Shared Prometheus helpers (prom-client) for the store router and the sync service. Nothing here
+ * registers anything globally: each embedder creates (or passes) its own `Registry`, and metrics
+ * are exposed only where the owner mounts `metricsHandler`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration, type Metric } from 'prom-client';
+
+export { Registry, Counter, Gauge, Histogram };
+
+export interface MetricsOptions {
+  /** The registry to register into. Default: a new, private `Registry` (never prom-client's global one). */
+  readonly registry?: Registry;
+  /** Prefix of every metric name. Default `storebridge_`. */
+  readonly prefix?: string;
+  /** Also collect Node.js process metrics (event loop lag, heap…) into this registry. Default `false`. */
+  readonly defaultMetrics?: boolean;
+}
+
+/**
+ * A registry plus get-or-create constructors: asking twice for the same name returns the same
+ * metric, so several components (or two routers) can share one registry without a
+ * "metric already registered" error. A name registered with another type or labels throws.
+ *
+ * @example
+ * ```ts
+ * import { createMetrics, metricsHandler } from 'storebridge/metrics';
+ * const metrics = createMetrics();
+ * const runs = metrics.counter({ name: 'sync_runs_total', help: 'Sync runs by outcome', labelNames: ['outcome'] });
+ * runs.inc({ outcome: 'ok' });
+ * app.get('/metrics', metricsHandler(metrics.registry));
+ * ```
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly prefix: string;
+  counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
+  gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
+  histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+}
+
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/** Creates a `Metrics` over a new or given registry. */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = options.registry ?? new Registry();
+  if (!(registry instanceof Registry)) throw new TypeError('metrics option "registry": expected a prom-client Registry');
+  const prefix = options.prefix ?? 'storebridge_';
+  if (prefix !== '' && !METRIC_NAME.test(prefix)) throw new TypeError(`metrics option "prefix": ${JSON.stringify(prefix)} is not a valid metric name prefix`);
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix });
+
+  function getOrCreate<M extends Metric>(kind: string, config: { name: string; labelNames?: readonly string[] }, make: (name: string) => M): M {
+    const name = prefix + config.name;
+    const existing = registry.getSingleMetric(name) as (M & { labelNames?: string[] }) | undefined;
+    if (existing) {
+      const same = (existing.constructor as { name: string }).name === kind && sameLabels(existing.labelNames ?? [], config.labelNames ?? []);
+      if (!same) throw new TypeError(`metric "${name}" is already registered with another type or other labels`);
+      return existing;
+    }
+    return make(name);
+  }
+
+  return {
+    registry,
+    prefix,
+    counter: (config) => getOrCreate('Counter', config, (name) => new Counter({ ...config, name, registers: [registry] })),
+    gauge: (config) => getOrCreate('Gauge', config, (name) => new Gauge({ ...config, name, registers: [registry] })),
+    histogram: (config) => getOrCreate('Histogram', config, (name) => new Histogram({ ...config, name, registers: [registry] })),
+  };
+}
+
+function sameLabels(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().every((l, i) => l === [...b].sort()[i]);
+}
+
+/**
+ * An HTTP handler answering with the registry's text exposition (`GET`/`HEAD` only, else 405).
+ * It works as a plain `node:http` handler and as an Express/Connect route handler. It applies no
+ * authentication: mount it where only the scraper can reach it, or behind your own middleware.
+ *
+ * @example
+ * ```ts
+ * http.createServer((req, res) => (req.url === '/metrics' ? metricsHandler(registry)(req, res) : app(req, res)));
+ * ```
+ */
+export function metricsHandler(registry: Registry | Metrics): (req: IncomingMessage, res: ServerResponse) => void {
+  const reg = registry instanceof Registry ? registry : registry.registry;
+  return (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { 'content-type': 'application/json', allow: 'GET, HEAD' }).end(JSON.stringify({ error: 'use GET to read metrics' }));
+      return;
+    }
+    reg.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': reg.contentType, 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      () => {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'metrics collection failed' }));
+      },
+    );
+  };
+}
+
+/** Buckets (seconds) for latencies from sub-millisecond memory reads to multi-second SQL pages. */
+export const LATENCY_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Buckets for page sizes in items. */
+export const ITEM_COUNT_BUCKETS: readonly number[] = [0, 1, 5, 10, 20, 50, 100, 200, 500, 1000, 5000];
+
+/** Buckets for body sizes in bytes (1 KB … 10 MB). */
+export const BYTE_BUCKETS: readonly number[] = [1_000, 10_000, 50_000, 100_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000];
