@@ -12,6 +12,13 @@ export interface CliIO {
 }
 
 export function processIO(): CliIO {
+  // `storebridge check … | head`: a closed pipe ends the output, not the process with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
   return {
     out: (line) => void process.stdout.write(line + '\n'),
     err: (line) => void process.stderr.write(line + '\n'),
