@@ -4,9 +4,21 @@
  * are exposed only where the owner mounts `metricsHandler`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration, type Metric } from 'prom-client';
+import type { Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
 
-export { Registry, Counter, Gauge, Histogram };
+export type { Registry, Counter, Gauge, Histogram };
+
+/**
+ * prom-client, loaded on first use: importing storebridge never requires it, only asking for
+ * metrics does (then it must be installed beside storebridge).
+ */
+export function loadPromClient(): typeof import('prom-client') {
+  try {
+    return require('prom-client') as typeof import('prom-client');
+  } catch (err) {
+    throw new Error('storebridge metrics need the prom-client package: npm install prom-client', { cause: err });
+  }
+}
 
 export interface MetricsOptions {
   /** The registry to register into. Default: a new, private `Registry` (never prom-client's global one). */
@@ -43,8 +55,9 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
 /** Creates a `Metrics` over a new or given registry. */
 export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
   const registry = options.registry ?? new Registry();
-  if (!(registry instanceof Registry)) throw new TypeError('metrics option "registry": expected a prom-client Registry');
+  if (!registry || typeof registry.registerMetric !== 'function' || typeof registry.getSingleMetric !== 'function') throw new TypeError('metrics option "registry": expected a prom-client Registry');
   const prefix = options.prefix ?? 'storebridge_';
   if (prefix !== '' && !METRIC_NAME.test(prefix)) throw new TypeError(`metrics option "prefix": ${JSON.stringify(prefix)} is not a valid metric name prefix`);
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix });
@@ -84,7 +97,8 @@ function sameLabels(a: readonly string[], b: readonly string[]): boolean {
  * ```
  */
 export function metricsHandler(registry: Registry | Metrics): (req: IncomingMessage, res: ServerResponse) => void {
-  const reg = registry instanceof Registry ? registry : registry.registry;
+  const reg = 'registry' in registry && typeof (registry as Metrics).counter === 'function' ? (registry as Metrics).registry : (registry as Registry);
+  if (!reg || typeof reg.metrics !== 'function') throw new TypeError('metricsHandler: expected a prom-client Registry or the result of createMetrics()');
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'application/json', allow: 'GET, HEAD' }).end(JSON.stringify({ error: 'use GET to read metrics' }));
