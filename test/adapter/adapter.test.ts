@@ -20,14 +20,14 @@ const signal = new AbortController().signal;
 
 describe('resolveWrite: the last_updated rule', () => {
   it('touch: a change sets last_updated to now; an identical repeat writes nothing', () => {
-    const first = resolveWrite(undefined, { _id: 'a', title: 'x' }, { lastUpdated: 'touch', now: 1000 });
+    const first = resolveWrite<Product>(undefined, { _id: 'a', title: 'x' }, { lastUpdated: 'touch', now: 1000 });
     expect(first).toEqual({ item: { _id: 'a', title: 'x', last_updated: 1000 }, changed: true, created: true });
-    const repeat = resolveWrite(first.item, { _id: 'a', title: 'x', last_updated: 5 }, { lastUpdated: 'touch', now: 2000 });
+    const repeat = resolveWrite<Product>(first.item, { _id: 'a', title: 'x', last_updated: 5 }, { lastUpdated: 'touch', now: 2000 });
     expect(repeat).toEqual({ item: first.item, changed: false, created: false });
   });
 
   it('touch: monotonic per item even when the clock goes backwards', () => {
-    const r = resolveWrite({ _id: 'a', title: 'x', last_updated: 5000 }, { _id: 'a', title: 'y' }, { lastUpdated: 'touch', now: 10 });
+    const r = resolveWrite<Product>({ _id: 'a', title: 'x', last_updated: 5000 }, { _id: 'a', title: 'y' }, { lastUpdated: 'touch', now: 10 });
     expect(r.item.last_updated).toBe(5001);
   });
 
