@@ -12,10 +12,11 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { InvalidQueryError, NotFoundError, RateLimitedError } from './http-errors';
 import { readJsonBody } from './json-body';
+import type { RequestObservation } from './request-observation';
 import type { StoreRouterOptions } from './router-options';
 import { createStoreCore, OPERATIONS, StoreCore, type CoreHttpResponse, type OperationName } from './store-core';
 
-type Req = Request & { storebridgeKeyHash?: string };
+type Req = Request & { storebridgeKeyHash?: string; storebridgeObservation?: RequestObservation };
 type Middleware = (req: Req, res: Response, next: NextFunction) => unknown;
 
 export type StoreHandlers = Readonly<Record<OperationName, RequestHandler>>;
@@ -112,7 +113,7 @@ export function createStoreHandlers(options: StoreRouterOptions | StoreCore): St
   const { beforeAuth, afterAuth } = limiters(core);
 
   const authenticate: Middleware = async (req, res, next) => {
-    const auth = await core.authenticate(req.headers);
+    const auth = await core.authenticate(req.headers, req.storebridgeObservation);
     if (!auth.ok) return send(req, res, auth.response);
     req.storebridgeKeyHash = auth.keyHash;
     next();
@@ -137,17 +138,19 @@ export function createStoreHandlers(options: StoreRouterOptions | StoreCore): St
           }
         }
         const id = op.kind === 'get' ? idOf(req) : undefined;
-        const out = await core.run(operation, { headers: req.headers, rawQuery: rawQueryOf(req), id, body, signal: controller.signal });
+        const out = await core.run(operation, { headers: req.headers, rawQuery: rawQueryOf(req), id, body, signal: controller.signal, observation: req.storebridgeObservation });
         send(req, res, out);
       } finally {
         res.off('close', onClose);
       }
     };
     const chain = [...beforeAuth, authenticate, ...afterAuth, perform];
+    const observed = core.config.logger !== undefined || core.config.metrics !== undefined;
     return ((req: Req, res: Response, next: NextFunction) => {
+      if (observed) observeResponse(req, res, core.observe(operation, op.path, req.method, rawQueryOf(req)));
       runChain(chain, req, res, (err) => {
         if (err === undefined) return next();
-        send(req, res, core.failure(err, operation));
+        send(req, res, core.failure(err, operation, req.storebridgeObservation?.logger));
       });
     }) as RequestHandler;
   };
@@ -160,6 +163,17 @@ export function createStoreHandlers(options: StoreRouterOptions | StoreCore): St
     getOrder: make('getOrder'),
     writeOrder: make('writeOrder'),
   };
+}
+
+/**
+ * Ends the observation when the response is done. A caller that leaves before the response ends is
+ * recorded as 499 (nginx's "client closed request"), since no status reached it.
+ */
+function observeResponse(req: Req, res: Response, observation: RequestObservation): void {
+  req.storebridgeObservation = observation;
+  const done = () => observation.end(res.writableFinished ? res.statusCode : 499);
+  res.once('finish', done);
+  res.once('close', done);
 }
 
 function idOf(req: Request): string {
@@ -220,7 +234,9 @@ export function createStoreRouter(options: StoreRouterOptions): RequestHandler {
         throw new NotFoundError(`no route ${req.method} ${path.length > 100 ? path.slice(0, 100) + '…' : path} here; this store serves ${ROUTES_TEXT}`);
       }
     } catch (err) {
-      return send(req, res, core.failure(err, 'route'));
+      const observation = core.config.logger !== undefined || core.config.metrics !== undefined ? core.observe('none', 'unmatched', req.method, rawQueryOf(req)) : undefined;
+      if (observation) observeResponse(req, res, observation);
+      return send(req, res, core.failure(err, 'route', observation?.logger));
     }
     if (params) {
       // Express 4 and 5 both replace req.params per matched layer; restore it for the owner's next().

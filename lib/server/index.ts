@@ -4,6 +4,10 @@
  */
 export { createStoreRouter, createStoreHandlers, listProductsHandler, listOrdersHandler, productByIdHandler, orderByIdHandler, writeProductHandler, writeOrderHandler, type StoreHandlers } from './express-router';
 export { createStoreCore, StoreCore, OPERATIONS, errorResponse, type OperationName, type OperationInfo, type CoreRequest, type CoreHttpResponse, type AuthResult } from './store-core';
+export { jwtKeyVerifier, issueSvcKey, anyKeyVerifier, JWT_ALGORITHMS, type JwtAlgorithm, type JwtKeyOptions, type JwtSigningKey, type JwtTokenInfo, type IssueSvcKeyOptions } from './jwt-key-verifier';
+export { createStoreMetrics, type StoreMetrics } from './server-metrics';
+export { RequestObservation, jobidOf } from './request-observation';
+export { createMetrics, metricsHandler, type Metrics, type MetricsOptions } from '../metrics';
 export { parseRouterOptions, type StoreRouterOptions, type RouterConfig, type RateLimitOptions, type FailedAuthLimitOptions, type Logger, type Pagination } from './router-options';
 export { staticKeyVerifier, keyDigest, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
 export { CursorCodec, MAX_CURSOR_LENGTH, type CursorPosition } from './cursor';

@@ -5,8 +5,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { InvalidOptionError } from '../errors';
 
-/** The outcome of one key check. `keyId` names the key in logs; it is never the key itself. */
-export type KeyVerdict = { readonly ok: true; readonly keyId: string } | { readonly ok: false; readonly reason: 'unknown' | 'expired' };
+/**
+ * The outcome of one key check. `keyId` names the key in logs; it is never the key itself.
+ * `limitKey`, when given, is what the per-key rate limit counts by (e.g. a connection, so that
+ * several tokens of one caller share one limit); default: the presented key. It is hashed before use.
+ */
+export type KeyVerdict =
+  | { readonly ok: true; readonly keyId: string; readonly limitKey?: string }
+  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' };
 
 /**
  * Decides whether a presented `SvcKey` header value is valid now. Implementations must not log or

@@ -10,13 +10,20 @@ import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 import { CursorCodec } from './cursor';
+import { anyKeyVerifier, jwtKeyVerifier, type JwtKeyOptions } from './jwt-key-verifier';
 import { staticKeyVerifier, type KeyVerifier, type SvcKeyOption } from './key-verifier';
+import { createStoreMetrics, type StoreMetrics } from './server-metrics';
+import type { Metrics, Registry } from '../metrics';
 
-/** A pino-like logger. The router logs adapter failures (with `err`) and never a key. */
+/**
+ * A pino-like logger. The router logs one line per request and adapter failures (with `err`), and
+ * never a key. With `child` (pino has it), each request logs through `child({jobid, operation})`.
+ */
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  child?(bindings: Record<string, unknown>): Logger;
 }
 
 export type Pagination = 'offset' | 'cursor';
@@ -49,8 +56,13 @@ export interface StoreRouterOptions {
    * `{key, id?, expiresAt?}`. Required unless `keyVerifier` is given.
    */
   readonly svcKeys?: ReadonlyArray<SvcKeyOption>;
-  /** A custom key check instead of `svcKeys` (then `cursorSecret` is required). */
+  /** A custom key check instead of `svcKeys`/`jwt` (then `cursorSecret` is required). */
   readonly keyVerifier?: KeyVerifier;
+  /**
+   * SvcKeys that are JWTs (see `jwtKeyVerifier`), alone or beside `svcKeys` (either kind is then
+   * accepted). Without `svcKeys`, `cursorSecret` is required.
+   */
+  readonly jwt?: JwtKeyOptions;
   /** Items per list page when the request has no `limit`. Default 20 (the spec's example). */
   readonly pageSize?: number;
   /** Cap of the `limit` query parameter (an extension). Default 1,000. */
@@ -75,8 +87,18 @@ export interface StoreRouterOptions {
   readonly allowedOrderStatuses?: ReadonlyArray<string> | null;
   /** The clock (Unix ms): key expiry and `last_updated` on writes. Default `Date.now`. */
   readonly now?: () => number;
-  /** Where adapter failures are reported. Default: nowhere. */
+  /** Where requests and adapter failures are reported (pino works as is). Default: nowhere. */
   readonly logger?: Logger;
+  /**
+   * Also log one `info` line per answered request (operation, route, status, jobid, key id,
+   * duration). Default `false`: without it the router logs only failures and refused keys.
+   */
+  readonly logRequests?: boolean;
+  /**
+   * Record Prometheus metrics into this prom-client `Registry` (or `createMetrics()` result).
+   * Default: none. Exposing them is the owner's choice: mount `metricsHandler(registry)`.
+   */
+  readonly metrics?: Registry | Metrics;
 }
 
 export interface RouterConfig {
@@ -100,6 +122,8 @@ export interface RouterConfig {
   readonly allowedOrderStatuses: ReadonlySet<string> | null;
   readonly now: () => number;
   readonly logger: Logger | undefined;
+  readonly logRequests: boolean;
+  readonly metrics: StoreMetrics | undefined;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -117,6 +141,9 @@ const KNOWN_OPTIONS = new Set([
   'allowedOrderStatuses',
   'now',
   'logger',
+  'logRequests',
+  'jwt',
+  'metrics',
 ]);
 const warnedUnknown = new Set<string>();
 
@@ -140,6 +167,7 @@ function parseLogger(value: unknown): Logger | undefined {
   if (!l || typeof l !== 'object' || !['info', 'warn', 'error'].every((m) => typeof (l as unknown as Record<string, unknown>)[m] === 'function')) {
     throw new InvalidOptionError('logger', 'expected an object with info, warn and error methods (pino-like)');
   }
+  if (l.child !== undefined && typeof l.child !== 'function') throw new InvalidOptionError('logger', 'child must be a function when present');
   return l;
 }
 
@@ -166,15 +194,17 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
   let verifier: KeyVerifier;
   let derivedSecret: Buffer | undefined;
   if (options.keyVerifier !== undefined) {
-    if (options.svcKeys !== undefined) throw new InvalidOptionError('keyVerifier', 'give either svcKeys or keyVerifier, not both');
+    if (options.svcKeys !== undefined || options.jwt !== undefined) throw new InvalidOptionError('keyVerifier', 'give either svcKeys/jwt or keyVerifier, not both');
     if (!options.keyVerifier || typeof options.keyVerifier.verify !== 'function') {
       throw new InvalidOptionError('keyVerifier', 'expected an object with a verify(presented, now) method');
     }
     verifier = options.keyVerifier;
+  } else if (options.svcKeys === undefined && options.jwt !== undefined) {
+    verifier = jwtKeyVerifier(options.jwt, 'jwt');
   } else {
-    if (options.svcKeys === undefined) throw new InvalidOptionError('svcKeys', 'at least one SvcKey is required (or a keyVerifier)');
+    if (options.svcKeys === undefined) throw new InvalidOptionError('svcKeys', 'at least one SvcKey is required (or jwt, or a keyVerifier)');
     const s = staticKeyVerifier(options.svcKeys, 'svcKeys');
-    verifier = s;
+    verifier = options.jwt !== undefined ? anyKeyVerifier(s, jwtKeyVerifier(options.jwt, 'jwt')) : s;
     // Sorted, so replicas listing the same keys in another order still agree.
     const material = [...s.keyMaterial].sort().join('\n');
     derivedSecret = createHmac('sha256', 'storebridge cursor secret v1').update(material, 'utf8').digest();
@@ -190,7 +220,7 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
   } else if (derivedSecret) {
     secret = derivedSecret;
   } else {
-    throw new InvalidOptionError('cursorSecret', 'required with a keyVerifier (there are no static keys to derive it from)');
+    throw new InvalidOptionError('cursorSecret', `required with ${options.keyVerifier ? 'a keyVerifier' : 'jwt keys'} (there are no static keys to derive it from)`);
   }
 
   const pageSize = positiveInt('pageSize', options.pageSize, 20, 100_000);
@@ -245,6 +275,19 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
 
+  const logRequests = options.logRequests ?? false;
+  if (typeof logRequests !== 'boolean') throw new InvalidOptionError('logRequests', 'expected true or false');
+
+  let metrics: StoreMetrics | undefined;
+  if (options.metrics !== undefined) {
+    try {
+      metrics = createStoreMetrics(options.metrics);
+    } catch (err) {
+      throw new InvalidOptionError('metrics', (err as Error).message);
+    }
+    adapter = metrics.timeAdapter(adapter);
+  }
+
   return {
     adapter,
     verifier,
@@ -259,5 +302,7 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
     allowedOrderStatuses,
     now,
     logger,
+    logRequests: logger !== undefined && logRequests,
+    metrics,
   };
 }

@@ -24,7 +24,8 @@ import { Deadline } from './deadline';
 import { HttpError, UnauthorizedError } from './http-errors';
 import { parseListQuery, queryParams, queryRecord } from './list-query';
 import { getItem, listPage, type CoreHttpResponse } from './read-core';
-import { parseRouterOptions, type RouterConfig, type StoreRouterOptions } from './router-options';
+import { RequestObservation, jobidOf } from './request-observation';
+import { parseRouterOptions, type Logger, type RouterConfig, type StoreRouterOptions } from './router-options';
 import { handleWrite } from './write-core';
 
 export type { CoreHttpResponse } from './read-core';
@@ -58,6 +59,8 @@ export interface CoreRequest {
   readonly body?: unknown;
   /** Aborted when the caller goes away. */
   readonly signal?: AbortSignal;
+  /** The request's observation (`StoreCore.observe`): its logger gets this request's failures. */
+  readonly observation?: RequestObservation;
 }
 
 export type AuthResult =
@@ -74,10 +77,19 @@ export function errorResponse(status: number, message: string, headers?: Record<
 export class StoreCore {
   constructor(readonly config: RouterConfig) {}
 
+  /**
+   * Starts observing one request: a logger bound to its `jobid` and operation, and (at `end`) its
+   * log line and metrics. `route` is the operation's route pattern, never the raw path.
+   */
+  observe(operation: string, route: string, method: string, rawQuery: string): RequestObservation {
+    return new RequestObservation(this.config, operation, route, method, jobidOf(rawQuery));
+  }
+
   /** Checks the `SvcKey` header (never `Authorization`). Nothing else runs before it. */
-  async authenticate(headers: IncomingHttpHeaders): Promise<AuthResult> {
+  async authenticate(headers: IncomingHttpHeaders, observation?: RequestObservation): Promise<AuthResult> {
     const raw = headers['svckey'];
     const presented = typeof raw === 'string' ? raw : undefined;
+    if (presented) observation?.redact(presented);
     const refuse = (message: string): AuthResult => ({
       ok: false,
       response: errorResponse(401, message, { 'www-authenticate': 'SvcKey' }),
@@ -90,35 +102,45 @@ export class StoreCore {
     try {
       verdict = await this.config.verifier.verify(presented, this.config.now());
     } catch (err) {
-      return { ok: false, response: this.failure(err, 'authenticate') };
+      return { ok: false, response: this.failure(err, 'authenticate', observation?.logger) };
     }
-    if (!verdict.ok) return refuse(verdict.reason === 'expired' ? 'the SvcKey has expired' : 'invalid SvcKey');
-    return { ok: true, keyId: verdict.keyId, keyHash: createHash('sha256').update(presented, 'utf8').digest('hex') };
+    if (!verdict.ok) {
+      observation?.logger?.warn({ reason: verdict.reason }, 'SvcKey refused');
+      return refuse(verdict.reason === 'expired' ? 'the SvcKey has expired' : verdict.reason === 'revoked' ? 'the SvcKey has been revoked' : 'invalid SvcKey');
+    }
+    if (observation) observation.keyId = verdict.keyId;
+    return { ok: true, keyId: verdict.keyId, keyHash: createHash('sha256').update(verdict.limitKey ?? presented, 'utf8').digest('hex') };
   }
 
   /** Runs one operation for an already authenticated request. Never rejects. */
   async run(operation: OperationName, request: CoreRequest): Promise<CoreHttpResponse> {
     const op = OPERATIONS[operation];
+    const logger = request.observation ? request.observation.logger : this.config.logger;
     const deadline = new Deadline(this.config.timeBudgetMs, request.signal);
     try {
       const out = await this.dispatch(op, request, deadline);
+      if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, pageItemsOf(out.body), Buffer.byteLength(out.body));
       return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
     } catch (err) {
       // Nobody is listening any more: not a failure of the store, and not worth an error log.
       if (request.signal?.aborted) {
-        this.config.logger?.info({ operation }, `${operation}: the caller closed the connection`);
+        logger?.info({ operation }, `${operation}: the caller closed the connection`);
         return errorResponse(500, 'the caller closed the connection');
       }
-      return this.failure(err, operation);
+      return this.failure(err, operation, logger);
     } finally {
       deadline.dispose();
     }
   }
 
-  /** `authenticate`, then `run`: the whole operation for hosts without a rate limiter. */
-  async handle(operation: OperationName, request: CoreRequest): Promise<CoreHttpResponse> {
-    const auth = await this.authenticate(request.headers);
-    return auth.ok ? this.run(operation, request) : auth.response;
+  /** `authenticate`, then `run`: the whole operation (logged and measured) for hosts without a rate limiter. */
+  async handle(operation: OperationName, request: CoreRequest & { readonly method?: string }): Promise<CoreHttpResponse> {
+    const op = OPERATIONS[operation];
+    const observation = request.observation ?? this.observe(operation, op.path, request.method ?? op.method, request.rawQuery);
+    const auth = await this.authenticate(request.headers, observation);
+    const out = auth.ok ? await this.run(operation, { ...request, observation }) : auth.response;
+    if (!request.observation) observation.end(out.status);
+    return out;
   }
 
   private async dispatch(op: OperationInfo, request: CoreRequest, deadline: Deadline): Promise<CoreHttpResponse> {
@@ -140,9 +162,8 @@ export class StoreCore {
   }
 
   /** Maps a failure to its response; kit failures are logged with their cause, never answered with it. */
-  failure(err: unknown, operation: string): CoreHttpResponse {
+  failure(err: unknown, operation: string, logger: Logger | undefined = this.config.logger): CoreHttpResponse {
     if (err instanceof HttpError) return errorResponse(err.status, err.message);
-    const logger = this.config.logger;
     if (err instanceof ItemTooLargeError) {
       logger?.error({ operation, code: err.code, id: err.id, bytes: err.bytes, budget: err.budget }, err.message);
       return errorResponse(500, err.message);
@@ -155,6 +176,12 @@ export class StoreCore {
     logger?.error({ operation, code, err }, `${operation} failed`);
     return errorResponse(500, 'the store could not complete the request; its log has the details');
   }
+}
+
+/** Items of a list body: its envelope starts with `{"paging":{"pageSize":N` (read-core writes it so). */
+function pageItemsOf(body: string): number {
+  const m = /^\{"paging":\{"pageSize":(\d+)/.exec(body.slice(0, 40));
+  return m ? Number(m[1]) : 0;
 }
 
 /** Parses the options once and returns the core that routers and handlers share. */

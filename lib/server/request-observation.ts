@@ -1,0 +1,88 @@
+/**
+ * What the router records about one request: a logger bound to the request's `jobid` (the
+ * correlation id the sync service also logs) and operation, and, when the response ends, one log
+ * line and the request metrics. The presented key is redacted from anything logged through it.
+ */
+import type { Logger, RouterConfig } from './router-options';
+
+const JOBID = /(?:^|&)jobid=(\d{1,16})(?:&|$)/;
+const REDACTED = '[REDACTED]';
+
+/** The `jobid` query parameter when it is a plain integer (the spec's type), else undefined. */
+export function jobidOf(rawQuery: string): number | undefined {
+  const m = JOBID.exec(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
+  return m ? Number(m[1]) : undefined;
+}
+
+export class RequestObservation {
+  /** The request's logger (undefined when the router has none). */
+  readonly logger: Logger | undefined;
+  /** Set once the key is accepted: its id, never the key. */
+  keyId: string | undefined;
+  private presented: string | undefined;
+  private readonly started = process.hrtime.bigint();
+  private ended = false;
+
+  constructor(
+    private readonly config: RouterConfig,
+    readonly operation: string,
+    readonly route: string,
+    readonly method: string,
+    readonly jobid: number | undefined,
+  ) {
+    const base = config.logger;
+    if (!base) return;
+    const bindings: Record<string, unknown> = jobid === undefined ? { operation } : { jobid, operation };
+    const bound = typeof base.child === 'function' ? base.child(bindings) : withBindings(base, bindings);
+    this.logger = redacting(bound, () => this.presented);
+  }
+
+  /** Remembers the presented key, only to redact it from this request's log lines. */
+  redact(presented: string): void {
+    this.presented = presented;
+  }
+
+  /** Writes the request line and metrics once, however many times the host reports the end. */
+  end(status: number): void {
+    if (this.ended) return;
+    this.ended = true;
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    this.config.metrics?.request(this.operation, this.route, this.method, status, seconds);
+    if (this.config.logRequests && this.logger) {
+      const fields: Record<string, unknown> = { method: this.method, route: this.route, status, durationMs: Math.round(seconds * 1e6) / 1e3 };
+      if (this.keyId !== undefined) fields.keyId = this.keyId;
+      this.logger.info(fields, `${this.method} ${this.route} ${status}`);
+    }
+    this.presented = undefined;
+  }
+}
+
+/** A logger without `child`: bindings merged into each line's fields. */
+function withBindings(logger: Logger, bindings: Record<string, unknown>): Logger {
+  const wrap = (level: 'info' | 'warn' | 'error') => (obj: object, msg?: string) => logger[level]({ ...bindings, ...obj }, msg);
+  return { info: wrap('info'), warn: wrap('warn'), error: wrap('error'), child: (more) => withBindings(logger, { ...bindings, ...more }) };
+}
+
+/**
+ * Replaces the presented key wherever it appears in a logged string: in the message, in string
+ * fields, and in the message of a logged error (copied, never mutated).
+ */
+function redacting(logger: Logger, secret: () => string | undefined): Logger {
+  const scrub = (text: string, key: string) => (text.includes(key) ? text.split(key).join(REDACTED) : text);
+  const wrap = (level: 'info' | 'warn' | 'error') => (obj: object, msg?: string) => {
+    const key = secret();
+    if (!key) return logger[level](obj, msg);
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(obj)) {
+      if (typeof v === 'string') fields[k] = scrub(v, key);
+      else if (v instanceof Error && (v.message.includes(key) || (v.stack ?? '').includes(key))) {
+        const copy = new Error(scrub(v.message, key));
+        copy.name = v.name;
+        copy.stack = scrub(v.stack ?? '', key);
+        fields[k] = copy;
+      } else fields[k] = v;
+    }
+    logger[level](fields, msg === undefined ? undefined : scrub(msg, key));
+  };
+  return { info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
+}
