@@ -1,0 +1,96 @@
+'use strict';
+/** The markdown table of a run's results, every target marked met or missed. */
+const { fmt } = require('./stats');
+
+const verdict = (ok) => (ok === undefined ? '—' : ok ? '**met**' : '**missed**');
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+function table(results) {
+  const s = results.sections;
+  const rows = [];
+  const add = (target, measured, goal, ok, note = '') => rows.push(`| ${target} | ${measured} | ${goal} | ${verdict(ok)} | ${note} |`);
+  const failed = (name) => s[name] && s[name].error;
+
+  const sp = s['serve-page'];
+  if (sp && !sp.error) {
+    const o = sp.options;
+    const base = `${o.reps} rounds × ${o.durationS} s, ${o.connections} connections, key check on, rate limit off; page ${sp.servers.kit.bytes} B`;
+    add('1a list page: kit router ÷ Fastify 5 (response schema), req/s', `${fmt(sp.kitVsFastify)}×`, '≥ 1.0×', sp.kitVsFastify.median >= 1.0, base);
+    add('1b list page: kit router ÷ plain Express `res.json`, req/s', `${fmt(sp.kitVsExpress)}×`, '≥ 1.2×', sp.kitVsExpress.median >= 1.2, `kit ${fmt(sp.servers.kit.rps, 0)} req/s; Express ${fmt(sp.servers.express.rps, 0)}; Fastify ${fmt(sp.servers.fastify.rps, 0)}`);
+    add(
+      '1c server CPU per request ÷ raw node:http pre-built buffer',
+      `kit ${fmt(sp.cpuKitVsRaw)}×, Express ${fmt(sp.cpuExpressVsRaw)}×, Fastify ${fmt(sp.cpuFastifyVsRaw)}×${sp.cpuKitHttpVsRaw ? `, kit core on node:http ${fmt(sp.cpuKitHttpVsRaw)}×` : ''}`,
+      'report',
+      undefined,
+      `µs/req: kit ${fmt(sp.servers.kit.cpuUsPerReq, 0)}, raw ${fmt(sp.servers.raw.cpuUsPerReq, 0)}`,
+    );
+  } else if (failed('serve-page')) add('1 list page', 'failed', '', false, sp.error);
+
+  const pa = s['page-assembly'];
+  if (pa && !pa.error) {
+    add('2 capped 10 MB page ÷ JSON.stringify of it', `${fmt(pa.kitVsStringify)}×`, '≤ 1.1×', pa.kitVsStringify.median <= 1.1, `${pa.items} items, ${mb(pa.bytes)}; kit ${fmt(pa.ms.kit, 1, ' ms')}, stringify ${fmt(pa.ms.stringify, 1, ' ms')}, naive join ${fmt(pa.naiveVsStringify)}×`);
+  } else if (failed('page-assembly')) add('2 page assembly', 'failed', '', false, pa.error);
+
+  const dp = s['deep-paging'];
+  if (dp && !dp.error) {
+    for (const [db, r] of Object.entries(dp.databases)) {
+      if (r.skipped) {
+        add(`3 deep cursor page ÷ first page, ${db}`, 'skipped', '≤ 1.5×', undefined, r.skipped);
+        continue;
+      }
+      add(
+        `3 deep cursor page ÷ first page, ${db} (${r.rows.toLocaleString('en')} rows, depth ${r.depth.toLocaleString('en')})`,
+        `${fmt(r.cursorVsFirst)}×`,
+        '≤ 1.5×',
+        r.cursorVsFirst.median <= 1.5,
+        `first ${fmt(r.ms.first, 2, ' ms')}, cursor ${fmt(r.ms.cursor, 2, ' ms')}; OFFSET at that depth ${fmt(r.offsetVsFirst, 1)}× (${fmt(r.ms.offset, 1, ' ms')})`,
+      );
+    }
+  } else if (failed('deep-paging')) add('3 deep paging', 'failed', '', false, dp.error);
+
+  const cs = s['catalog-sync'];
+  if (cs && !cs.error) {
+    const x = cs.small;
+    add(
+      `4a whole-catalog sync ${x.products.toLocaleString('en')} products ÷ JSON floor`,
+      `${fmt(x.vsFloor, 1)}×`,
+      '≤ 4×',
+      x.vsFloor.median <= 4,
+      `${fmt(x.itemsPerS, 0)} items/s, ${fmt(x.mbPerS, 1)} MB/s; ${mb(x.bytes)} in ${x.requests} requests; floor ${fmt(x.floorMs, 0, ' ms')}; same items ${x.itemsOk}`,
+    );
+    add('4b peak RSS, store / caller', `${fmt(x.storePeakRssMb, 0, ' MiB')} / ${fmt(x.callerPeakRssMb, 0, ' MiB')}`, '≤ 256 MiB each', x.storePeakRssMb.median <= 256 && x.callerPeakRssMb.median <= 256);
+    if (cs.large) {
+      const y = cs.large;
+      add(
+        `4c 1,000,000 products: peak RSS ÷ the 100,000 figure`,
+        `store ${cs.storeRssGrowth.toFixed(2)}×, caller ${cs.callerRssGrowth.toFixed(2)}×`,
+        '≤ 1.2×',
+        cs.storeRssGrowth <= 1.2 && cs.callerRssGrowth <= 1.2,
+        `${fmt(y.itemsPerS, 0)} items/s, ${fmt(y.mbPerS, 1)} MB/s, ${fmt(y.vsFloor, 1)}× floor; RSS ${fmt(y.storePeakRssMb, 0, ' MiB')} / ${fmt(y.callerPeakRssMb, 0, ' MiB')}`,
+      );
+    } else add('4c 1,000,000 products: peak RSS growth', 'not run (quick mode)', '≤ 1.2×', undefined, 'full mode only');
+  } else if (failed('catalog-sync')) add('4 catalog sync', 'failed', '', false, cs.error);
+
+  const ps = s['parallel-sync'];
+  if (ps && !ps.error) {
+    add(
+      `5 offset sync, +${ps.delayMs} ms per page: concurrency 4 speed-up`,
+      `${fmt(ps.speedup)}×`,
+      '≥ 3× and same items',
+      ps.speedup.median >= 3 && ps.sameItems,
+      `${ps.products} products in pages of ${ps.pageSize} (${ps.requests.sequential} requests); sequential ${fmt(ps.ms.sequential, 0, ' ms')}, 4 ${fmt(ps.ms.parallel4, 0, ' ms')}; same items ${ps.sameItems}`,
+    );
+  } else if (failed('parallel-sync')) add('5 parallel sync', 'failed', '', false, ps.error);
+
+  const m = results.machine;
+  return [
+    `storebridge bench (${results.mode}) ${results.date} — ${m.nproc} CPUs (${m.cpu}), ${m.memory}, Node ${m.node}, load ${m.load.join(' ')}; ${results.totalSeconds.toFixed(0)} s`,
+    'Figures: median (min–max) over the rounds; every ratio is between two measurements taken side by side in this run.',
+    '',
+    '| Target | Measured | Goal | Verdict | Notes |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+module.exports = { table };
