@@ -3,18 +3,25 @@
  * optionally seeded with the demo catalog. What `storebridge serve` and `storebridge demo` run.
  */
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StoreAdapter, WriteOptions } from '../adapter';
 import type { Order, Product } from '../contract/webhook';
 import { guardAdapter } from '../adapter-guard';
 import { demoCatalog } from '../demo';
+import { createMetrics, metricsHandler, type Metrics } from '../metrics';
 import { createStoreRouter } from './express-router';
+import type { JwtKeyOptions } from './jwt-key-verifier';
 import type { Logger, Pagination, RateLimitOptions } from './router-options';
 
 export interface StoreServerOptions {
   readonly adapter: StoreAdapter;
+  /** The static SvcKey; may be empty when `jwt` is given. */
   readonly key: string;
+  /** JWT SvcKeys, beside (or, with an empty `key`, instead of) the static key. */
+  readonly jwt?: JwtKeyOptions;
+  /** Needed when there is no static key to derive it from. */
+  readonly cursorSecret?: string;
   readonly port: number;
   readonly host?: string;
   /** Seed this many demo products (and about a quarter as many orders) first. */
@@ -23,6 +30,13 @@ export interface StoreServerOptions {
   readonly pageSize?: number;
   readonly rateLimit?: false | RateLimitOptions;
   readonly logger?: Logger;
+  /** Log one line per request (needs `logger`). */
+  readonly logRequests?: boolean;
+  /**
+   * Record Prometheus metrics and serve them at `GET /metrics` on a separate listener on this port
+   * (same host; 0 picks a free one). Default: no metrics.
+   */
+  readonly metricsPort?: number;
 }
 
 export interface RunningStoreServer {
@@ -30,6 +44,8 @@ export interface RunningStoreServer {
   readonly port: number;
   readonly server: Server;
   readonly seeded: { products: number; orders: number };
+  /** `http://HOST:PORT/metrics` when `metricsPort` was given. */
+  readonly metricsUrl?: string;
   /** Stops accepting requests, ends open connections, closes the adapter. */
   close(): Promise<void>;
 }
@@ -68,39 +84,67 @@ export async function startStoreServer(options: StoreServerOptions): Promise<Run
   const express = require('express') as typeof import('express');
   const app = express();
   app.disable('x-powered-by');
+  const metrics: Metrics | undefined = options.metricsPort !== undefined ? createMetrics() : undefined;
   app.use(
     createStoreRouter({
       adapter: options.adapter,
-      svcKeys: [options.key],
+      ...(options.key !== '' || !options.jwt ? { svcKeys: [options.key] } : {}),
+      ...(options.jwt ? { jwt: options.jwt } : {}),
+      ...(options.cursorSecret !== undefined ? { cursorSecret: options.cursorSecret } : {}),
       defaultPagination: options.pagination,
       pageSize: options.pageSize,
       rateLimit: options.rateLimit,
       logger: options.logger,
+      logRequests: options.logRequests,
+      ...(metrics ? { metrics } : {}),
     }),
   );
   const host = options.host ?? '127.0.0.1';
-  const server = app.listen(options.port, host);
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const server = await listening(app.listen(options.port, host));
+  const { port } = server.address() as AddressInfo;
+  let metricsServer: Server | undefined;
+  if (metrics) {
+    const handler = metricsHandler(metrics);
+    metricsServer = createServer((req, res) => {
+      if ((req.url ?? '').split('?')[0] === '/metrics') return handler(req, res);
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'only GET /metrics is served here' }));
+    });
+    try {
+      await listening(metricsServer.listen(options.metricsPort, host));
+    } catch (err) {
+      await closeServer(server);
+      throw err;
+    }
+  }
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    server,
+    seeded,
+    ...(metricsServer ? { metricsUrl: `http://${shownHost}:${(metricsServer.address() as AddressInfo).port}/metrics` } : {}),
+    close: async () => {
+      await Promise.all([closeServer(server), metricsServer && closeServer(metricsServer)]);
+      await options.adapter.close?.();
+    },
+  };
+}
+
+async function listening(server: Server): Promise<Server> {
   await Promise.race([
     once(server, 'listening'),
     once(server, 'error').then(([err]) => {
       throw err;
     }),
   ]);
-  const { port } = server.address() as AddressInfo;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shownHost}:${port}`,
-    port,
-    server,
-    seeded,
-    close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await options.adapter.close?.();
-    },
-  };
+  return server;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 /** A logger writing one JSON line per event to `write` (stderr in the CLI); errors as messages only. */

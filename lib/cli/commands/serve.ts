@@ -1,13 +1,18 @@
 /**
  * `storebridge serve --port P --key K [--demo N] [--adapter SPEC] [--pagination offset|cursor]`
+ * `[--rate-limit N --redis URL] [--jwt-key KID=ENV --jwt-connection ID] [--metrics-port P]`
  *
  * Serves the six webhook operations at `/` over an adapter and prints `listening on URL` once
- * ready. The key may come from `STOREBRIDGE_KEY` instead of `--key`; it is never printed.
+ * ready. The key may come from `STOREBRIDGE_KEY` instead of `--key`; it is never printed. Secrets
+ * for JWT keys and cursors are read from environment variables named on the command line, never
+ * from the command line itself (it is visible to every user of the machine).
  */
 import { parseArgs } from 'node:util';
 import { ADAPTER_SPEC_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { lineLogger, startStoreServer } from '../../server/store-server';
+import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier';
+import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-rate-limit';
 import type { Pagination, RateLimitOptions } from '../../server/router-options';
 
 export const HELP = `usage: storebridge serve --port P --key K [options]
@@ -25,6 +30,19 @@ options:
   --page-size N            items per list page (default 20)
   --rate-limit N|off       requests per minute per key (default 1200)
   --host H                 address to listen on (default 127.0.0.1)
+
+running several replicas (docs/deployment.md):
+  --redis URL              count rate limits in Redis, shared by every replica using the same URL
+                           and prefix (needs ioredis and rate-limit-redis)
+  --redis-prefix P         prefix of the Redis keys (default storebridge:rl:)
+  --jwt-key KID=ENV        accept JWT SvcKeys signed (HS256) with the secret in environment variable
+                           ENV under key id KID; repeat for a rotation's overlap (docs/keys.md)
+  --jwt-connection ID      the connection id JWT SvcKeys must name (required with --jwt-key)
+  --cursor-secret-env ENV  cursor secret from environment variable ENV: the same on every replica
+                           (required with --jwt-key and no --key; default: derived from --key)
+  --metrics-port P         serve Prometheus metrics at http://HOST:P/metrics (a separate listener;
+                           0 picks a free port); prints "metrics on URL" (docs/observability.md)
+  --log-requests           log one JSON line per request to stderr (jobid, status, key id)
   -h, --help               this text`;
 
 export interface ServeArgs {
@@ -36,10 +54,31 @@ export interface ServeArgs {
   pagination: Pagination;
   pageSize: number | undefined;
   rateLimit: false | RateLimitOptions | undefined;
+  /** The scale options (serve only; `storebridge demo` refuses them). */
+  scale: ScaleArgs;
+}
+
+export interface ScaleArgs {
+  redis?: string;
+  redisPrefix: string;
+  jwt?: JwtKeyOptions;
+  cursorSecret?: string;
+  metricsPort?: number;
+  logRequests: boolean;
 }
 
 /** Parses serve-like arguments; a string is a usage error to print. */
-export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequired = true } = {}): ServeArgs | string {
+const SCALE_OPTIONS = {
+  redis: { type: 'string' },
+  'redis-prefix': { type: 'string' },
+  'jwt-key': { type: 'string', multiple: true },
+  'jwt-connection': { type: 'string' },
+  'cursor-secret-env': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'log-requests': { type: 'boolean' },
+} as const;
+
+export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequired = true, scale = false } = {}): ServeArgs | string {
   let values;
   try {
     ({ values } = parseArgs({
@@ -56,6 +95,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
         'page-size': { type: 'string' },
         'rate-limit': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        ...(scale ? SCALE_OPTIONS : {}),
       },
     }));
   } catch (err) {
@@ -71,7 +111,9 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
   const pageSize = int('page-size', values['page-size'], 1, 100_000);
   for (const v of [port, demo, pageSize]) if (typeof v === 'string') return v;
   const key = values.key ?? (env.STOREBRIDGE_KEY || undefined);
-  if (keyRequired && !key) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
+  const scaleArgs = parseScaleArgs(values as Parameters<typeof parseScaleArgs>[0], env, key !== undefined);
+  if (typeof scaleArgs === 'string') return scaleArgs;
+  if (keyRequired && !key && !scaleArgs.jwt) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
   if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) return 'the key must be visible ASCII characters without spaces';
   const pagination = values.pagination ?? 'offset';
   if (pagination !== 'offset' && pagination !== 'cursor') return '--pagination must be offset or cursor';
@@ -83,6 +125,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
     if (typeof n === 'string') return `${n} (or off)`;
     rateLimit = { limit: n!, windowMs: 60_000 };
   }
+  if (scaleArgs.redis !== undefined && rateLimit === false) return '--redis shares the rate limit, so it cannot be combined with --rate-limit off';
   return {
     port: port as number,
     host: values.host ?? '127.0.0.1',
@@ -92,7 +135,49 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
     pagination,
     pageSize: pageSize as number | undefined,
     rateLimit,
+    scale: scaleArgs,
   };
+}
+
+function parseScaleArgs(
+  values: { redis?: string; 'redis-prefix'?: string; 'jwt-key'?: string[]; 'jwt-connection'?: string; 'cursor-secret-env'?: string; 'metrics-port'?: string; 'log-requests'?: boolean },
+  env: NodeJS.ProcessEnv,
+  hasStaticKey: boolean,
+): ScaleArgs | string {
+  const out: ScaleArgs = { redisPrefix: values['redis-prefix'] ?? 'storebridge:rl:', logRequests: values['log-requests'] ?? false };
+  if (values.redis !== undefined) {
+    if (!/^rediss?:\/\/./.test(values.redis)) return '--redis must be a redis:// or rediss:// URL';
+    out.redis = values.redis;
+  }
+  if (!/^[\x21-\x7e]{1,100}$/.test(out.redisPrefix)) return '--redis-prefix must be 1 to 100 visible ASCII characters';
+  const secretFrom = (flag: string, name: string): string => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw `${flag} must name an environment variable (letters, digits, _), got ${JSON.stringify(name.slice(0, 40))}`;
+    const value = env[name];
+    if (!value) throw `${flag}: environment variable ${name} is not set or empty`;
+    return value;
+  };
+  try {
+    const jwtKeys = values['jwt-key'] ?? [];
+    if (jwtKeys.length > 0) {
+      const connection = values['jwt-connection'];
+      if (!connection) return '--jwt-connection ID is required with --jwt-key';
+      const keys: JwtSigningKey[] = jwtKeys.map((spec) => {
+        const m = /^([\x21-\x3c\x3e-\x7e]{1,100})=(.+)$/.exec(spec);
+        if (!m) throw `--jwt-key must be KID=ENV (a key id and the environment variable holding its secret)`;
+        return { kid: m[1], secret: secretFrom('--jwt-key', m[2]) };
+      });
+      out.jwt = { connection, keys };
+    } else if (values['jwt-connection'] !== undefined) return '--jwt-connection needs at least one --jwt-key';
+    if (values['cursor-secret-env'] !== undefined) out.cursorSecret = secretFrom('--cursor-secret-env', values['cursor-secret-env']);
+  } catch (message) {
+    return message as string;
+  }
+  if (out.jwt && !hasStaticKey && out.cursorSecret === undefined) return '--cursor-secret-env ENV is required with --jwt-key and no --key (every replica needs the same cursor secret)';
+  if (values['metrics-port'] !== undefined) {
+    if (!/^\d+$/.test(values['metrics-port']) || Number(values['metrics-port']) > 65535) return '--metrics-port must be an integer from 0 to 65535';
+    out.metricsPort = Number(values['metrics-port']);
+  }
+  return out;
 }
 
 export async function run(args: string[], io: CliIO): Promise<number> {
@@ -100,13 +185,25 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     io.out(HELP);
     return 0;
   }
-  const parsed = parseServeArgs(args, process.env);
+  const parsed = parseServeArgs(args, process.env, { scale: true });
   if (typeof parsed === 'string') {
     io.err(`storebridge serve: ${parsed}\n\n${HELP}`);
     return 2;
   }
   // Listen for the signal before the (possibly long) seeding, so Ctrl-C always shuts down cleanly.
   const stop = io.shutdownSignal();
+  let redis: RedisRateLimit | undefined;
+  let rateLimit = parsed.rateLimit;
+  if (parsed.scale.redis !== undefined) {
+    try {
+      redis = await connectRedisRateLimit(parsed.scale.redis, { prefix: parsed.scale.redisPrefix });
+    } catch (err) {
+      io.err(`storebridge serve: ${(err as Error).message}`);
+      return 1;
+    }
+    const rl = rateLimit || {};
+    rateLimit = { ...rl, store: redis.store('key'), failedAuth: { store: redis.store('auth') } };
+  }
   const adapter = await openAdapter(parsed.adapter);
   let store;
   try {
@@ -118,17 +215,24 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       demo: parsed.demo,
       pagination: parsed.pagination,
       pageSize: parsed.pageSize,
-      rateLimit: parsed.rateLimit,
+      rateLimit,
       logger: lineLogger(io.err),
+      logRequests: parsed.scale.logRequests,
+      jwt: parsed.scale.jwt,
+      cursorSecret: parsed.scale.cursorSecret,
+      metricsPort: parsed.scale.metricsPort,
     });
   } catch (err) {
     await adapter.close?.();
+    await redis?.close();
     io.err(`storebridge serve: ${(err as Error).message}`);
     return 1;
   }
   io.out(`listening on ${store.url}`);
+  if (store.metricsUrl) io.out(`metrics on ${store.metricsUrl}`);
   const signal = await stop;
   io.err(`storebridge serve: ${signal}, shutting down`);
   await store.close();
+  await redis?.close();
   return 0;
 }

@@ -1,0 +1,75 @@
+/**
+ * Rate-limit counters in Redis (rate-limit-redis over ioredis), so that replicas behind a load
+ * balancer enforce one limit per key instead of one each. Both packages are loaded on first use.
+ */
+import type { Store as RateLimitStore } from 'express-rate-limit';
+
+export interface RedisRateLimitOptions {
+  /** Prefix of every Redis key written (e.g. per deployment or test). Default `storebridge:rl:`. */
+  readonly prefix?: string;
+  /** Connection time-out in ms. Default 5,000. */
+  readonly connectTimeoutMs?: number;
+}
+
+export interface RedisRateLimit {
+  /** A store for one limiter; `name` keeps limiters apart (`key`, `auth`). */
+  store(name: string): RateLimitStore;
+  /** Closes the Redis connection. */
+  close(): Promise<void>;
+}
+
+/** `redis://user:pass@host:port/db` without the credentials, for messages. */
+export function redisUrlForDisplay(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+  } catch {
+    return 'the given Redis URL';
+  }
+}
+
+/**
+ * Connects to Redis (failing fast when it does not answer) and returns stores for the router's
+ * `rateLimit.store` / `rateLimit.failedAuth.store`.
+ *
+ * @example
+ * ```ts
+ * const redis = await connectRedisRateLimit(process.env.REDIS_URL!, { prefix: 'shop-7:rl:' });
+ * app.use('/sync', createStoreRouter({ adapter, svcKeys, rateLimit: { limit: 600, store: redis.store('key'), failedAuth: { store: redis.store('auth') } } }));
+ * ```
+ */
+export async function connectRedisRateLimit(url: string, options: RedisRateLimitOptions = {}): Promise<RedisRateLimit> {
+  let Redis: typeof import('ioredis').Redis;
+  let RedisStore: typeof import('rate-limit-redis').RedisStore;
+  try {
+    ({ Redis } = require('ioredis') as typeof import('ioredis'));
+    ({ RedisStore } = require('rate-limit-redis') as typeof import('rate-limit-redis'));
+  } catch (err) {
+    throw new Error('a Redis rate-limit store needs the ioredis and rate-limit-redis packages: npm install ioredis rate-limit-redis', { cause: err });
+  }
+  const prefix = options.prefix ?? 'storebridge:rl:';
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    // A limiter that cannot count fails the request (500) rather than letting it through unlimited.
+    maxRetriesPerRequest: 1,
+  });
+  client.on('error', () => undefined); // reported through the failing commands instead
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    throw new Error(`cannot reach Redis at ${redisUrlForDisplay(url)}: ${(err as Error).message}`);
+  }
+  return {
+    store: (name) =>
+      new RedisStore({
+        prefix: `${prefix}${name}:`,
+        sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
+      }),
+    close: async () => {
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
