@@ -15,4 +15,5 @@ export { FIRST_CHUNK } from './read-core';
 export { readJsonBody } from './json-body';
 export * from './http-errors';
 export { handleWrite, type WriteConfig, type CoreResponse } from './write-core';
+export { connectRedisRateLimit, redisUrlForDisplay, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';
 export { startStoreServer, seedDemo, lineLogger, type StoreServerOptions, type RunningStoreServer } from './store-server';
