@@ -99,3 +99,8 @@ export const PushProductsPageSchema = z.object({ products: z.array(ReverseProduc
 export const PushOrdersPageSchema = z.object({ orders: z.array(ReverseOrderSchema) });
 export const PushReceivedSchema = z.object({ received: z.number().int().nonnegative() });
 export const OkSchema = z.object({ ok: z.literal(true) });
+/**
+ * Reply of the reverse connection's acknowledgements (`succeded`/`failed`) and entity finish calls:
+ * `{ok: true}`, or `{ok: true, duplicate: true}` for a repeat that changed nothing.
+ */
+export const AcknowledgedSchema = OkSchema.extend({ duplicate: z.literal(true).optional() });

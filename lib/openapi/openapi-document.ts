@@ -1,0 +1,170 @@
+/**
+ * `createOpenApiDocument`: the OpenAPI 3.1 description of the store webhooks and the
+ * reverse-connection API, generated from the contract's zod schemas (docs/openapi.md).
+ */
+import { InvalidOptionError } from '../errors';
+import { REVERSE_BASE_PATH } from '../reverse/service/reverse-service';
+import { OPERATIONS, type OperationName } from '../server/store-core';
+import { generateSchemas, referencedComponents, type JsonSchema } from './openapi-schemas';
+import { REVERSE_EXTRA_SCHEMAS, reversePaths } from './reverse-paths';
+import { defaultWebhookPaths, SVCKEY_SCHEME, WEBHOOK_EXTRA_SCHEMAS, webhookPaths } from './webhook-paths';
+
+/** The parts of the interface a document can describe. */
+export const OPENAPI_PARTS = ['webhooks', 'reverse'] as const;
+export type OpenApiPart = (typeof OPENAPI_PARTS)[number];
+
+export interface OpenApiOptions {
+  /** What to describe. Default: both, `['webhooks', 'reverse']`. */
+  readonly include?: ReadonlyArray<OpenApiPart>;
+  /** The base URL of the server (`servers[0].url`), e.g. `https://shop.example.com/sync`. Default: none (relative). */
+  readonly serverUrl?: string;
+  /**
+   * Where each webhook operation is mounted, relative to `serverUrl`, in OpenAPI templating
+   * (`/api/catalog/{id}`). Default: the store router's routes (`/products`, `/products/{id}`, …).
+   * By-ID paths must contain `{id}`.
+   */
+  readonly paths?: Partial<Readonly<Record<OperationName, string>>>;
+  /** `info.title`. Default `storebridge connector interface`. */
+  readonly title?: string;
+  /** `info.version`: the version of the document. Default `1.0.0`. */
+  readonly version?: string;
+}
+
+/** An OpenAPI 3.1 document (the members this generator writes; JSON-serializable). */
+export interface OpenApiDocument {
+  readonly openapi: '3.1.0';
+  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly jsonSchemaDialect: string;
+  readonly servers?: ReadonlyArray<{ readonly url: string }>;
+  readonly tags: ReadonlyArray<{ readonly name: string; readonly description: string }>;
+  readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly components: {
+    readonly schemas: Readonly<Record<string, JsonSchema>>;
+    readonly securitySchemes?: Readonly<Record<string, unknown>>;
+  };
+}
+
+const KNOWN_OPTIONS = new Set(['include', 'serverUrl', 'paths', 'title', 'version']);
+
+interface DocumentConfig {
+  readonly include: ReadonlySet<OpenApiPart>;
+  readonly serverUrl: string | undefined;
+  readonly paths: Record<OperationName, string>;
+  readonly title: string;
+  readonly version: string;
+}
+
+function parseOptions(options: OpenApiOptions): DocumentConfig {
+  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new InvalidOptionError(key, `unknown option; known: ${[...KNOWN_OPTIONS].join(', ')}`);
+  }
+  const include = options.include ?? OPENAPI_PARTS;
+  if (!Array.isArray(include) || include.length === 0 || include.some((p) => !(OPENAPI_PARTS as readonly string[]).includes(p))) {
+    throw new InvalidOptionError('include', `expected a non-empty array of ${OPENAPI_PARTS.map((p) => `"${p}"`).join(', ')}`);
+  }
+  let serverUrl: string | undefined;
+  if (options.serverUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(options.serverUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+      throw new InvalidOptionError('serverUrl', 'expected an absolute http(s) URL without credentials, query or fragment');
+    }
+    serverUrl = options.serverUrl.replace(/\/+$/, '');
+  }
+  const paths = defaultWebhookPaths();
+  if (options.paths !== undefined) {
+    if (!options.paths || typeof options.paths !== 'object') throw new InvalidOptionError('paths', 'expected an object of operation name → path');
+    for (const [name, path] of Object.entries(options.paths)) {
+      if (!Object.prototype.hasOwnProperty.call(OPERATIONS, name)) {
+        throw new InvalidOptionError(`paths.${name}`, `unknown operation; known: ${Object.keys(OPERATIONS).join(', ')}`);
+      }
+      if (typeof path !== 'string' || !/^\/[^?#\s]*$/.test(path)) throw new InvalidOptionError(`paths.${name}`, 'expected a path starting with "/" (no query, no spaces)');
+      const templated = path.match(/\{[^}]*\}/g) ?? [];
+      const wanted = OPERATIONS[name as OperationName].kind === 'get' ? ['{id}'] : [];
+      if (templated.join() !== wanted.join()) {
+        throw new InvalidOptionError(`paths.${name}`, wanted.length ? 'a by-ID path must contain {id} once and no other template' : 'this path takes no {template}');
+      }
+      paths[name as OperationName] = path;
+    }
+    const seen = new Map<string, OperationName>();
+    for (const [name, path] of Object.entries(paths) as [OperationName, string][]) {
+      const where = `${OPERATIONS[name].method} ${path}`;
+      const other = seen.get(where);
+      if (other) throw new InvalidOptionError(`paths.${name}`, `${where} is also ${other}`);
+      seen.set(where, name);
+    }
+  }
+  for (const [option, value] of [['title', options.title], ['version', options.version]] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidOptionError(option, 'expected a non-empty string');
+  }
+  return {
+    include: new Set(include),
+    serverUrl,
+    paths,
+    title: options.title ?? 'storebridge connector interface',
+    version: options.version ?? '1.0.0',
+  };
+}
+
+/**
+ * Builds the OpenAPI 3.1 document. Every schema in it is generated from the contract's zod schemas
+ * (`z.toJSONSchema`): replies as closed objects (what the kit sends), request bodies as open ones
+ * (unknown members are accepted and ignored). Throws `InvalidOptionError` for a bad option.
+ *
+ * @example Writing the document of a store mounted at `/sync`:
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * import { createOpenApiDocument } from 'storebridge';
+ *
+ * const doc = createOpenApiDocument({ include: ['webhooks'], serverUrl: 'https://shop.example.com/sync' });
+ * writeFileSync('openapi.json', JSON.stringify(doc, null, 2));
+ * ```
+ */
+export function createOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
+  const config = parseOptions(options);
+  const schemas = generateSchemas(new Map([...REVERSE_EXTRA_SCHEMAS, ...WEBHOOK_EXTRA_SCHEMAS]));
+  const webhooks = config.include.has('webhooks');
+  const reverse = config.include.has('reverse');
+  if (webhooks && reverse) {
+    const clash = Object.entries(config.paths).find(([, path]) => path.startsWith(REVERSE_BASE_PATH + '/'));
+    if (clash) throw new InvalidOptionError(`paths.${clash[0]}`, 'this path is part of the reverse-connection API');
+  }
+  const paths = {
+    ...(webhooks ? webhookPaths(schemas, config.paths) : {}),
+    ...(reverse ? reversePaths(schemas) : {}),
+  };
+  const used = referencedComponents(paths, schemas.components);
+  const components = Object.fromEntries(
+    Object.entries(schemas.components)
+      .filter(([name]) => used.has(name))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  const parts = [
+    webhooks ? 'the store webhooks (the service calls the store; `SvcKey` header)' : '',
+    reverse ? 'the reverse-connection API (the store\'s daemon calls the service; the key is in the path)' : '',
+  ].filter(Boolean);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: config.title,
+      version: config.version,
+      description: `Generated by storebridge from its zod contract. Describes ${parts.join(' and ')}. Replies are closed objects (exactly what this kit sends); request bodies are open (unknown members are ignored and reported as warnings).`,
+    },
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    ...(config.serverUrl ? { servers: [{ url: config.serverUrl }] } : {}),
+    tags: [
+      ...(webhooks ? [{ name: 'webhooks', description: 'Endpoints a store exposes; the sync service calls them with the `SvcKey` header.' }] : []),
+      ...(reverse ? [{ name: 'reverse-connection', description: 'The service\'s `{P}/…` API, called by the store\'s daemon.' }] : []),
+    ],
+    paths,
+    components: {
+      schemas: components,
+      ...(webhooks ? { securitySchemes: { [SVCKEY_SCHEME]: { type: 'apiKey', in: 'header', name: 'SvcKey', description: 'The key issued for the connection. Never sent in `Authorization`.' } } } : {}),
+    },
+  };
+}
