@@ -65,24 +65,42 @@ function withBindings(logger: Logger, bindings: Record<string, unknown>): Logger
 
 /**
  * Replaces the presented key wherever it appears in a logged string: in the message, in string
- * fields, and in the message of a logged error (copied, never mutated).
+ * fields, and in logged errors along their `cause` chain (copied, never mutated).
  */
 function redacting(logger: Logger, secret: () => string | undefined): Logger {
-  const scrub = (text: string, key: string) => (text.includes(key) ? text.split(key).join(REDACTED) : text);
   const wrap = (level: 'info' | 'warn' | 'error') => (obj: object, msg?: string) => {
     const key = secret();
     if (!key) return logger[level](obj, msg);
     const fields: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(obj)) {
-      if (typeof v === 'string') fields[k] = scrub(v, key);
-      else if (v instanceof Error && (v.message.includes(key) || (v.stack ?? '').includes(key))) {
-        const copy = new Error(scrub(v.message, key));
-        copy.name = v.name;
-        copy.stack = scrub(v.stack ?? '', key);
-        fields[k] = copy;
-      } else fields[k] = v;
-    }
+    for (const [k, v] of Object.entries(obj)) fields[k] = redactValue(v, key, 0);
     logger[level](fields, msg === undefined ? undefined : scrub(msg, key));
   };
   return { info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
+}
+
+function scrub(text: string, key: string): string {
+  return text.includes(key) ? text.split(key).join(REDACTED) : text;
+}
+
+function redactValue(v: unknown, key: string, depth: number): unknown {
+  if (typeof v === 'string') return scrub(v, key);
+  if (v instanceof Error && depth < 8 && mentions(v, key, 0)) {
+    // Same prototype, so loggers still see the error's class (pino logs `type` from it).
+    const copy = Object.create(Object.getPrototypeOf(v)) as Error & Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(v)) {
+      copy[name] = redactValue((v as unknown as Record<string, unknown>)[name], key, depth + 1);
+    }
+    return copy;
+  }
+  return v;
+}
+
+function mentions(err: Error, key: string, depth: number): boolean {
+  if (depth > 8) return false;
+  const own = Object.getOwnPropertyNames(err).some((n) => {
+    const value = (err as unknown as Record<string, unknown>)[n];
+    return typeof value === 'string' && value.includes(key);
+  });
+  const cause = (err as { cause?: unknown }).cause;
+  return own || (cause instanceof Error && mentions(cause, key, depth + 1));
 }

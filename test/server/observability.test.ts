@@ -1,0 +1,225 @@
+/**
+ * Logs and metrics of the store router, over real HTTP on loopback: a request's log lines carry its
+ * jobid (pino child logger) and never the key, even when an adapter error quotes it; Prometheus
+ * counters move for real requests and the text exposition parses.
+ */
+import express from 'express';
+import pino from 'pino';
+import { register as globalRegistry, Registry } from 'prom-client';
+import type { ListOptions } from '../../lib/adapter';
+import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
+import { demoCatalog } from '../../lib/demo';
+import { createMetrics, metricsHandler } from '../../lib/metrics';
+import { createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
+import { get, KEY, listen, post } from './helpers';
+
+const WRONG_KEY = 'wrong-key-9f8e7d6c5b4a';
+
+/** A pino logger writing JSON lines into an array. */
+function capturedPino(): { logger: pino.Logger; lines: () => Array<Record<string, any>>; raw: () => string } {
+  const chunks: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => void chunks.push(s) });
+  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)), raw: () => chunks.join('') };
+}
+
+async function startApp(options: Partial<StoreRouterOptions> & Pick<StoreRouterOptions, 'adapter'>, registry?: Registry) {
+  const app = express();
+  if (registry) app.get('/metrics', metricsHandler(registry));
+  app.use('/sync', createStoreRouter({ svcKeys: [KEY], rateLimit: false, ...options } as StoreRouterOptions));
+  const srv = await listen(app);
+  return { ...srv, base: `${srv.url}/sync` };
+}
+
+/** Orders whose `get` fails with an error that (wrongly) quotes the key: the log must not. */
+function leakyAdapter(): MemoryAdapter {
+  const memory = createMemoryAdapter(demoCatalog(40));
+  const orders = Object.create(memory.orders) as MemoryAdapter['orders'];
+  orders.get = () => Promise.reject(new Error(`upstream refused credentials ${KEY}`));
+  return { ...memory, orders } as MemoryAdapter;
+}
+
+describe('structured logs', () => {
+  it('binds every line of a request to its jobid, and never logs the key', async () => {
+    const log = capturedPino();
+    const store = await startApp({ adapter: leakyAdapter(), logger: log.logger, logRequests: true });
+    try {
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=42&limit=3`)).status).toBe(200);
+      const product = demoCatalog(1).products[0];
+      expect((await post(`${store.base}/products?jobid=43&id=${product._id}`, product)).status).toBe(200);
+      expect((await get(`${store.base}/orders?sortorder=asc&jobid=44`, { SvcKey: WRONG_KEY })).status).toBe(401);
+      expect((await get(`${store.base}/orders/ord-000001?jobid=45`)).status).toBe(500);
+    } finally {
+      await store.close();
+    }
+    const lines = log.lines();
+    const of = (jobid: number) => lines.filter((l) => l.jobid === jobid);
+
+    expect(of(42)).toEqual([expect.objectContaining({ level: 30, operation: 'listProducts', route: '/products', status: 200, keyId: expect.stringMatching(/^key-[0-9a-f]{8}$/) })]);
+    expect(of(43)).toEqual([expect.objectContaining({ operation: 'writeProduct', status: 200 })]);
+    // The refused key: a warning and the request line, both with the jobid, neither with the key.
+    expect(of(44).map((l) => [l.level, l.msg])).toEqual([
+      [40, 'SvcKey refused'],
+      [30, 'GET /orders 401'],
+    ]);
+    expect(of(44)[0].reason).toBe('unknown');
+    // The adapter failure: logged with its (redacted) cause, then the request line.
+    const failure = of(45);
+    expect(failure.map((l) => l.level)).toEqual([50, 30]);
+    expect(failure[0]).toMatchObject({ operation: 'getOrder', code: 'ADAPTER_FAILED' });
+    expect(failure[0].err.type).toBe('AdapterError');
+    expect(JSON.stringify(failure[0].err)).toContain('upstream refused credentials [REDACTED]');
+
+    expect(lines.length).toBe(6);
+    expect(log.raw()).not.toContain(KEY);
+    expect(log.raw()).not.toContain(WRONG_KEY);
+    expect(log.raw().toLowerCase()).not.toContain('svckey"');
+  });
+
+  it('merges the bindings into each call when the logger has no child()', async () => {
+    const calls: Array<{ level: string; obj: any; msg?: string }> = [];
+    const at = (level: string) => (obj: object, msg?: string) => void calls.push({ level, obj, msg });
+    const logger: Logger = { info: at('info'), warn: at('warn'), error: at('error') };
+    const store = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)), logger, logRequests: true });
+    try {
+      await get(`${store.base}/orders?sortorder=desc&jobid=7`);
+    } finally {
+      await store.close();
+    }
+    expect(calls).toEqual([{ level: 'info', obj: expect.objectContaining({ jobid: 7, operation: 'listOrders', status: 200 }), msg: 'GET /orders 200' }]);
+  });
+
+  it('logs no request lines unless asked (failures only)', async () => {
+    const log = capturedPino();
+    const store = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)), logger: log.logger });
+    try {
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=1`)).status).toBe(200);
+    } finally {
+      await store.close();
+    }
+    expect(log.lines()).toEqual([]);
+  });
+});
+
+type Sample = { name: string; labels: Record<string, string>; value: number };
+
+/** A strict parser of the Prometheus text format (0.0.4): every line is a comment or a sample. */
+function parseExposition(text: string): Sample[] {
+  const samples: Sample[] = [];
+  const line = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})? (-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?|NaN|\+Inf|-Inf)$/;
+  for (const l of text.split('\n')) {
+    if (l === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/.test(l)) continue;
+    const m = line.exec(l);
+    if (!m) throw new Error(`not a Prometheus sample line: ${JSON.stringify(l)}`);
+    const labels: Record<string, string> = {};
+    for (const [, k, v] of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+    samples.push({ name: m[1], labels, value: Number(m[3].replace('+Inf', 'Infinity')) });
+  }
+  return samples;
+}
+
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+}
+
+describe('Prometheus metrics', () => {
+  it('counts requests by route and status, page items and bytes, and adapter latency', async () => {
+    const registry = new Registry();
+    const store = await startApp({ adapter: createMemoryAdapter(demoCatalog(50)), metrics: registry }, registry);
+    let items = 0;
+    let bytes = 0;
+    try {
+      for (const limit of [5, 7, 11]) {
+        const r = await get(`${store.base}/products?sortorder=asc&jobid=1&limit=${limit}`);
+        items += r.body.products.length;
+        bytes += Buffer.byteLength(r.text);
+      }
+      expect((await get(`${store.base}/products/${demoCatalog(1).products[0]._id}`)).status).toBe(200);
+      expect((await get(`${store.base}/products/no-such-product`)).status).toBe(404);
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: WRONG_KEY })).status).toBe(401);
+      expect((await get(`${store.base}/nowhere`)).status).toBe(404);
+
+      const res = await fetch(`${store.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      const samples = parseExposition(await res.text());
+
+      const requests = 'storebridge_store_requests_total';
+      expect(valueOf(samples, requests, { operation: 'listProducts', route: '/products', method: 'GET', status: '200' })).toBe(3);
+      expect(valueOf(samples, requests, { operation: 'listProducts', status: '401' })).toBe(1);
+      expect(valueOf(samples, requests, { operation: 'getProduct', route: '/products/:id', status: '200' })).toBe(1);
+      expect(valueOf(samples, requests, { operation: 'getProduct', status: '404' })).toBe(1);
+      expect(valueOf(samples, requests, { operation: 'none', route: 'unmatched', status: '404' })).toBe(1);
+      expect(valueOf(samples, requests)).toBe(7);
+      expect(valueOf(samples, 'storebridge_store_request_duration_seconds_count')).toBe(7);
+
+      expect(items).toBe(23);
+      expect(valueOf(samples, 'storebridge_store_page_items_sum', { entity: 'products' })).toBe(items);
+      expect(valueOf(samples, 'storebridge_store_page_items_count', { entity: 'products' })).toBe(3);
+      expect(valueOf(samples, 'storebridge_store_page_bytes_sum', { entity: 'products' })).toBe(bytes);
+      // Each page lists once (its limit is under the first chunk) and counts once.
+      expect(valueOf(samples, 'storebridge_store_adapter_duration_seconds_count', { entity: 'products', method: 'list', outcome: 'ok' })).toBe(3);
+      expect(valueOf(samples, 'storebridge_store_adapter_duration_seconds_count', { entity: 'products', method: 'count', outcome: 'ok' })).toBe(3);
+      expect(valueOf(samples, 'storebridge_store_adapter_duration_seconds_count', { entity: 'products', method: 'get' })).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('records adapter failures with outcome "error"', async () => {
+    const registry = new Registry();
+    const memory = createMemoryAdapter(demoCatalog(5));
+    const orders = Object.create(memory.orders) as MemoryAdapter['orders'];
+    orders.list = (_o: ListOptions) => Promise.reject(new Error('db down'));
+    const store = await startApp({ adapter: { products: memory.products, orders }, metrics: createMetrics({ registry }) }, registry);
+    try {
+      expect((await get(`${store.base}/orders?sortorder=asc&jobid=1`)).status).toBe(500);
+      const samples = parseExposition(await registry.metrics());
+      expect(valueOf(samples, 'storebridge_store_adapter_duration_seconds_count', { entity: 'orders', method: 'list', outcome: 'error' })).toBe(1);
+      expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'listOrders', status: '500' })).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('is off unless asked: a router without `metrics` registers nothing, not even globally', async () => {
+    const store = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)) });
+    try {
+      await get(`${store.base}/products?sortorder=asc&jobid=1`);
+    } finally {
+      await store.close();
+    }
+    expect((await globalRegistry.getMetricsAsJSON()).filter((m) => m.name.startsWith('storebridge_'))).toEqual([]);
+  });
+
+  it('two routers share one registry; the handler answers GET only', async () => {
+    const metrics = createMetrics();
+    const a = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)), metrics }, metrics.registry);
+    const b = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)), metrics });
+    try {
+      await get(`${a.base}/products?sortorder=asc&jobid=1`);
+      await get(`${b.base}/products?sortorder=asc&jobid=1`);
+      const samples = parseExposition(await (await fetch(`${a.url}/metrics`)).text());
+      expect(valueOf(samples, 'storebridge_store_requests_total', { status: '200' })).toBe(2);
+      const posted = await fetch(`${a.url}/metrics`, { method: 'POST' });
+      expect(posted.status).toBe(404); // express routes GET only; the handler itself answers 405:
+      const direct = await listen((req, res) => metricsHandler(metrics)(req, res));
+      try {
+        expect((await fetch(direct.url, { method: 'POST' })).status).toBe(405);
+        expect((await fetch(direct.url)).status).toBe(200);
+      } finally {
+        await direct.close();
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('createMetrics returns the same metric for the same name and refuses a clash', () => {
+    const metrics = createMetrics();
+    const c1 = metrics.counter({ name: 'x_total', help: 'x', labelNames: ['a'] });
+    expect(metrics.counter({ name: 'x_total', help: 'x', labelNames: ['a'] })).toBe(c1);
+    expect(() => metrics.gauge({ name: 'x_total', help: 'x', labelNames: ['a'] })).toThrow(/already registered/);
+    expect(() => metrics.counter({ name: 'x_total', help: 'x', labelNames: ['b'] })).toThrow(/already registered/);
+    expect(() => createMetrics({ prefix: 'bad prefix' })).toThrow(/prefix/);
+  });
+});
