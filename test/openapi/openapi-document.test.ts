@@ -228,6 +228,13 @@ describe('the generated JSON Schemas agree with the zod schemas', () => {
     fc.assert(fc.property(mutated(catalog.orders), agree(OrderSchema, orderIn)), { numRuns: 400 });
   });
 
+  it('reply schemas are closed: an undocumented member in a reply is caught', () => {
+    expect(v.checkResponse('GET', '/products', 200, { paging: { pageSize: 0, itemsTotal: 0 }, products: [] })).toBe('');
+    expect(v.checkResponse('GET', '/products', 200, { paging: { pageSize: 0, itemsTotal: 0 }, products: [], extra: 1 })).toMatch(/additional properties/);
+    expect(v.checkResponse('GET', '/products', 200, { paging: { pageSize: 0, itemsTotal: 0 }, products: [{ _id: 'p', price: 1 }] })).toMatch(/additional properties/);
+    expect(() => v.checkResponse('GET', '/products', 418, {})).toThrow(/does not list/);
+  });
+
   it('path templates match only their own concrete paths', () => {
     expect(templateRegex('/products/{id}').test('/products/p%2F1')).toBe(true);
     expect(templateRegex('/products/{id}').test('/products')).toBe(false);

@@ -1,0 +1,329 @@
+/**
+ * The OpenAPI document matches the live services: the real store router (memory adapter, demo
+ * catalog) and the real reverse-connection service run on loopback; every request below is a real
+ * HTTP call, and each reply's status must be documented for its operation and its body must
+ * validate (Ajv, strict, draft 2020-12) against the document's schema for that status. At the end,
+ * every documented (operation, status) must have been seen live, except a short list of statuses
+ * that cannot be provoked from outside, each with its reason.
+ */
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createMemoryAdapter } from '../../adapters/memory';
+import type { StoreAdapter } from '../../lib/adapter';
+import { demoCatalog } from '../../lib/demo';
+import { createOpenApiDocument, openApiHandler } from '../../lib/openapi';
+import { createReverseServiceRouter } from '../../lib/reverse';
+import { createStoreRouter } from '../../lib/server';
+import { DocumentValidator, templateRegex } from './openapi-helpers';
+
+const KEY = 'openapi-test-key-0123456789';
+const CONN = 'openapi-conn-key-42';
+const CONN2 = 'openapi-conn-key-43';
+const P = '/api/adapters/custom/reverse/connection/{connection_key}';
+
+const doc = createOpenApiDocument();
+const validator = new DocumentValidator(doc);
+const seen = new Set<string>();
+const servers: Server[] = [];
+
+async function listen(app: express.Express): Promise<string> {
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.closeAllConnections(), s.close(() => resolve())))));
+});
+
+/** An adapter over a memory store whose chosen operations throw (the store is down). */
+function failingAdapter(failing: Set<string>): StoreAdapter {
+  const memory = createMemoryAdapter(demoCatalog(6));
+  const wrap = <T extends object>(name: string, store: T): T =>
+    new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (failing.has(`${name}.${String(prop)}`) || failing.has(`*.${String(prop)}`)) return Promise.reject(new Error('connection refused (db.internal:5432)'));
+          return value.apply(target, args);
+        };
+      },
+    });
+  return { products: wrap('products', memory.products), orders: wrap('orders', memory.orders), productBySku: (sku, o) => memory.productBySku(sku, o) } as StoreAdapter;
+}
+
+interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/**
+ * One real request. `template` is the documented path (e.g. `/products/{id}`); `url` the concrete
+ * URL. Checks that the path matches the template, the status is documented, the body validates.
+ */
+async function call(base: string, method: 'GET' | 'POST', template: string, concretePath: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  expect(concretePath.split('?')[0]).toMatch(templateRegex(template));
+  const res = await fetch(base + concretePath, {
+    method,
+    headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+    body: init.body,
+  });
+  const text = await res.text();
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = JSON.parse(text);
+  const errors = validator.checkResponse(method, template, res.status, body);
+  if (errors) throw new Error(`${method} ${concretePath} → ${res.status} does not match the document: ${errors}\n${text.slice(0, 500)}`);
+  seen.add(`${method} ${template} ${res.status}`);
+  return { status: res.status, body, headers: res.headers };
+}
+
+describe('store webhooks, live', () => {
+  let store: string;
+  let limited: string;
+  let broken: string;
+  const auth = { headers: { SvcKey: KEY } };
+  const json = (value: unknown) => ({ body: JSON.stringify(value), headers: { SvcKey: KEY } });
+
+  beforeAll(async () => {
+    const catalog = demoCatalog(45);
+    const app = express();
+    app.get('/openapi.json', openApiHandler(doc));
+    app.use(createStoreRouter({ adapter: createMemoryAdapter(catalog), svcKeys: [KEY], maxBodyBytes: 50_000 }));
+    store = await listen(app);
+    limited = await listen(express().use(createStoreRouter({ adapter: createMemoryAdapter(catalog), svcKeys: [KEY], rateLimit: { limit: 1, failedAuth: false } })));
+    broken = await listen(express().use(createStoreRouter({ adapter: failingAdapter(new Set(['*.list', '*.count', '*.get', '*.upsert'])), svcKeys: [KEY], rateLimit: false })));
+  });
+
+  it('serves the document itself with openApiHandler', async () => {
+    const res = await fetch(`${store}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(doc)));
+    const again = await fetch(`${store}/openapi.json`, { headers: { 'if-none-match': res.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+    const post = await fetch(`${store}/openapi.json`, { method: 'POST' });
+    expect(post.status).toBe(404); // app.get: Express answers other methods itself
+  });
+
+  it.each(['products', 'orders'] as const)('list %s: offset and cursor pages (200), bad parameters (400), no key (401)', async (entity) => {
+    const t = `/${entity}`;
+    const first = await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7&offset=0&limit=4`, auth);
+    expect(first.status).toBe(200);
+    expect(first.body.paging).toMatchObject({ pageSize: 4, offset: 0, next: expect.any(String) });
+    const cursor = await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7&next=${encodeURIComponent(first.body.paging.next)}&limit=1000`, auth);
+    expect(cursor.status).toBe(200);
+    expect(cursor.body.paging.next).toBeUndefined();
+    for (const bad of ['jobid=7', 'sortorder=up&jobid=7', 'sortorder=asc&jobid=7&offset=1&next=abc', 'sortorder=asc&jobid=7&next=tampered']) {
+      expect((await call(store, 'GET', t, `${t}?${bad}`, auth)).status).toBe(400);
+    }
+    expect((await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7`)).status).toBe(401);
+    expect((await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7`, { headers: { SvcKey: 'wrong' } })).status).toBe(401);
+    expect((await call(broken, 'GET', t, `${t}?sortorder=asc&jobid=7`, auth)).status).toBe(500);
+  });
+
+  it('rate limited lists and writes answer 429 with Retry-After', async () => {
+    // One limiter per router, counted per key: the first request passes, every later one is refused.
+    expect((await call(limited, 'GET', '/products', '/products?sortorder=asc&jobid=1', auth)).status).toBe(200);
+    for (const t of ['/products', '/orders']) {
+      const over = await call(limited, 'GET', t, `${t}?sortorder=asc&jobid=1`, auth);
+      expect(over.status).toBe(429);
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await call(limited, 'POST', t, `${t}?jobid=1&id=x`, json({}))).status).toBe(429);
+      expect((await call(limited, 'GET', `${t}/{id}`, `${t}/x`, auth)).status).toBe(429);
+    }
+  });
+
+  it.each(['products', 'orders'] as const)('%s by ID: 200, 404, 400, 401, 500', async (entity) => {
+    const list = await call(store, 'GET', `/${entity}`, `/${entity}?sortorder=desc&jobid=1&limit=1`, auth);
+    const id = list.body[entity][0]._id;
+    const t = `/${entity}/{id}`;
+    expect((await call(store, 'GET', t, `/${entity}/${encodeURIComponent(id)}`, auth)).status).toBe(200);
+    expect((await call(store, 'GET', t, `/${entity}/no-such-id`, auth)).status).toBe(404);
+    expect((await call(store, 'GET', t, `/${entity}/%E0%A4%A`, auth)).status).toBe(400);
+    expect((await call(store, 'GET', t, `/${entity}/${encodeURIComponent(id)}`)).status).toBe(401);
+    expect((await call(broken, 'GET', t, `/${entity}/${encodeURIComponent(id)}`, auth)).status).toBe(500);
+  });
+
+  it('writes: success (200), refusal (400, both shapes), 401, 413, 415, 500', async () => {
+    const products = await call(store, 'GET', '/products', '/products?sortorder=asc&jobid=1&limit=3', auth);
+    const product = products.body.products[0];
+    const written = await call(store, 'POST', '/products', `/products?jobid=3&id=${encodeURIComponent(product._id)}`, json({ ...product, title: 'Renamed', extra: 1 }));
+    expect(written.status).toBe(200);
+    expect(written.body).toMatchObject({ success: true, product: { title: 'Renamed' } });
+    expect(written.body.warnings.length).toBe(1);
+
+    const sku = products.body.products.find((p: any) => p.sku)?.sku ?? product._id;
+    const order = { status: 'paid', orderItems: [{ id: sku, quantity: 2, unitPrice: 9.5, currencyId: 'EUR' }], total: { amount: 19, currency: 'EUR' } };
+    const ok = await call(store, 'POST', '/orders', '/orders?jobid=3&id=openapi-o1', json(order));
+    expect(ok.status).toBe(200);
+    expect(ok.body.order._id).toBe('openapi-o1');
+
+    for (const t of ['/products', '/orders']) {
+      const refused = await call(store, 'POST', t, `${t}?jobid=3&id=x1`, json({ _id: 'other', orderItems: [{ id: '', quantity: 0 }] }));
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ success: false, code: 400 });
+      const notJson = await call(store, 'POST', t, `${t}?jobid=3&id=x1`, { body: '{"_id":', headers: { SvcKey: KEY } });
+      expect(notJson).toMatchObject({ status: 400, body: { error: expect.any(String) } });
+      expect((await call(store, 'POST', t, `${t}?jobid=3&id=x1`, { body: '{}' })).status).toBe(401);
+      expect((await call(store, 'POST', t, `${t}?jobid=3&id=x1`, json({ _id: 'x1', description: 'x'.repeat(60_000) }))).status).toBe(413);
+      expect((await call(store, 'POST', t, `${t}?jobid=3&id=x1`, { body: '{}', headers: { SvcKey: KEY, 'content-type': 'text/plain' } })).status).toBe(415);
+      expect((await call(broken, 'POST', t, `${t}?jobid=3&id=${t === '/orders' ? 'o-new' : product._id}`, json(t === '/orders' ? { status: 'paid' } : product))).status).toBe(500);
+    }
+  });
+});
+
+describe('reverse connection, live', () => {
+  let base: string;
+  let brokenBase: string;
+  let router: ReturnType<typeof createReverseServiceRouter>;
+  const failing = new Set<string>();
+  let brokenRouter: ReturnType<typeof createReverseServiceRouter>;
+  const path = (rel: string, key = CONN) => `${P.replace('{connection_key}', encodeURIComponent(key))}${rel}`;
+  const tmpl = (rel: string) => P + rel;
+  const get = (rel: string, concrete = rel, b = base) => call(b, 'GET', tmpl(rel), path(concrete));
+  const post = (rel: string, body: unknown, concrete = rel, b = base) => call(b, 'POST', tmpl(rel), path(concrete), { body: JSON.stringify(body) });
+
+  beforeAll(async () => {
+    router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000 });
+    base = await listen(express().use(router));
+    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }] });
+    brokenBase = await listen(express().use(brokenRouter));
+  });
+
+  const reverseOps = () =>
+    Object.entries(doc.paths)
+      .filter(([p]) => p.startsWith(P))
+      .flatMap(([p, item]) => Object.keys(item).filter((m) => m !== 'parameters').map((m) => [m.toUpperCase() as 'GET' | 'POST', p.slice(P.length)] as const));
+  const concrete = (rel: string) => rel.replace('{id}', 'item%2F1');
+  /** A body of the right shape for each POST (so state, not shape, decides the answer). */
+  const validBody = (rel: string): unknown => {
+    if (rel.endsWith('/succeded')) return rel.includes('products') ? { product: { _id: 'item/1' } } : { order: { _id: 'item/1' } };
+    if (rel.endsWith('/failed')) return { error: 'disk full', reasons: [{ message: 'no space', code: 1002 }] };
+    if (/^\/(push|pingsample)\/(products|orders)$/.test(rel)) return { [rel.split('/')[2]]: [] };
+    return {};
+  };
+
+  it('every call: unknown key 404; POSTs: invalid JSON 400, oversized body 413', async () => {
+    for (const [method, rel] of reverseOps()) {
+      expect((await call(base, method, tmpl(rel), path(concrete(rel), 'no-such-key'), method === 'POST' ? { body: '{}' } : {})).status).toBe(404);
+      if (method === 'POST') {
+        expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{"a":' })).status).toBe(400);
+        expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: JSON.stringify({ pad: 'x'.repeat(25_000) }) })).status).toBe(413);
+      }
+    }
+  });
+
+  it('every state-bound call out of order: 409 {error}, nothing changes', async () => {
+    for (const [method, rel] of reverseOps()) {
+      if (rel === '/mode' || rel === '/upstreamstatus') continue;
+      const reply = await call(base, method, tmpl(rel), path(concrete(rel)), method === 'POST' ? { body: JSON.stringify(validBody(rel)) } : {});
+      expect({ rel, status: reply.status }).toEqual({ rel, status: 409 });
+    }
+    expect((await get('/upstreamstatus')).body).toEqual({ connectionstatus: 'waiting' });
+    expect((await get('/mode')).body).toEqual({ mode: 'idle' });
+  });
+
+  it.each(['products', 'orders'] as const)('a whole pull of %s: every reply as documented', async (entity) => {
+    const noun = entity === 'products' ? 'product' : 'order';
+    router.service.enqueue('shop', { kind: 'pull', entity });
+    expect((await get('/mode')).body).toEqual({ mode: 'pull' });
+    expect((await get('/entity')).body).toEqual({ entity });
+    expect((await post('/pull/initialize', { entity })).body).toEqual({ connectionstatus: 'initialized' });
+    let failedOne = false;
+    for (;;) {
+      const more = await get(`/pull/${entity}/hasmore`);
+      if (more.body.hasmore === 'done') break;
+      expect(more.body.hasmore).toBe('ready');
+      const item = (await get(`/pull/${entity}/next`)).body[noun];
+      const id = encodeURIComponent(item._id);
+      if (!failedOne) {
+        await post(`/pull/${entity}/{id}/failed`, { error: 'refused', reasons: [{ message: 'blank SKU', code: 1001 }] }, `/pull/${entity}/${id}/failed`);
+        const repeat = await post(`/pull/${entity}/{id}/failed`, { error: 'refused', reasons: [{ message: 'blank SKU', code: 1001 }] }, `/pull/${entity}/${id}/failed`);
+        expect(repeat.body).toEqual({ ok: true, duplicate: true });
+        const bad = await post(`/pull/${entity}/{id}/succeded`, { [noun]: { ...item, _id: 'someone-else' } }, `/pull/${entity}/${id}/succeded`);
+        expect(bad.status).toBe(400);
+        failedOne = true;
+      } else {
+        expect((await post(`/pull/${entity}/{id}/succeded`, { [noun]: item }, `/pull/${entity}/${id}/succeded`)).body).toEqual({ ok: true });
+      }
+      expect((await get(`/pull/${entity}/hasmore`)).body).toEqual({ hasmore: 'waiting' });
+      expect((await get(`/pull/${entity}/readyfornext`)).body).toEqual({ ready: true });
+    }
+    expect((await post(`/pull/${entity}/finish`, {})).body).toEqual({ ok: true });
+    expect((await post(`/pull/${entity}/finish`, {})).body).toEqual({ ok: true, duplicate: true });
+    expect((await post('/pull/finish', {})).body).toEqual({ ok: true });
+    expect(['finishing', 'finished']).toContain((await get('/upstreamstatus')).body.connectionstatus);
+  });
+
+  it.each(['push', 'pingsample'] as const)('a whole %s: pages, a refused page (400), finishes', async (kind) => {
+    router.service.enqueue('shop', { kind });
+    expect((await get('/mode')).body).toEqual({ mode: kind });
+    expect((await post('/push/initialize', {})).body).toEqual({ connectionstatus: 'initialized' });
+    const products = [{ _id: `${kind}-p1`, sku: 'S1', variations: [{ prices: [{ tag: 'default', currency: 'EUR', number: '19.99' }], availabilities: [{ tag: 'default', quantity: '3' }] }] }];
+    expect((await post(`/${kind}/products`, { products: [{ _id: 'x', variations: [{ prices: [{ tag: 'd', currency: 'EUR', number: 19.99 }] }] }] })).status).toBe(400);
+    expect((await post(`/${kind}/products`, { products })).body).toEqual({ received: 1 });
+    expect((await post(`/${kind}/products/finish`, {})).body).toEqual({ ok: true });
+    expect((await get('/entity')).body).toEqual({ entity: 'orders' });
+    expect((await post(`/${kind}/orders`, { orders: [{ _id: `${kind}-o1`, orderItems: [{ id: 'S1', quantity: '2', unitPrice: '9.50' }] }] })).body).toEqual({ received: 1 });
+    expect((await post(`/${kind}/orders/finish`, {})).body).toEqual({ ok: true });
+    expect((await post(`/${kind}/orders/finish`, {})).body).toEqual({ ok: true, duplicate: true });
+    expect((await post(`/${kind}/finish`, {})).body).toEqual({ ok: true });
+    if (kind === 'push') {
+      // The spec's printed order finish (push/products/finish) finishes the orders once products are finished.
+      router.service.enqueue('shop', { kind: 'push' });
+      await post('/push/initialize', {});
+      await post('/push/products/finish', {});
+      expect((await post('/push/products/finish', {})).body).toEqual({ ok: true });
+      expect((await post('/push/products/finish', {})).body).toEqual({ ok: true, duplicate: true });
+      await post('/push/finish', {});
+    }
+  });
+
+  it('a failing service store: 500 {error} without internals, and the service keeps serving', async () => {
+    failing.add('*.list');
+    brokenRouter.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    const init = await post('/pull/initialize', {}, '/pull/initialize', brokenBase);
+    expect(init.status).toBe(500);
+    expect(JSON.stringify(init.body)).not.toMatch(/db\.internal|5432/);
+    failing.clear();
+    expect((await post('/pull/initialize', {}, '/pull/initialize', brokenBase)).status).toBe(200);
+    failing.add('*.get');
+    expect((await get('/pull/products/next', '/pull/products/next', brokenBase)).status).toBe(500);
+    brokenRouter.service.enqueue('shop2', { kind: 'pull', entity: 'orders' });
+    expect((await call(brokenBase, 'POST', tmpl('/pull/initialize'), path('/pull/initialize', CONN2), { body: '{}' })).status).toBe(200);
+    expect((await call(brokenBase, 'GET', tmpl('/pull/orders/next'), path('/pull/orders/next', CONN2))).status).toBe(500);
+    failing.clear();
+    brokenRouter.service.enqueue('shop', { kind: 'push' });
+    failing.add('*.upsert');
+    // Finish the pull first: the push is queued behind it.
+    for (;;) {
+      const more = await get('/pull/products/hasmore', '/pull/products/hasmore', brokenBase);
+      if (more.body.hasmore === 'done') break;
+      const item = (await get('/pull/products/next', '/pull/products/next', brokenBase)).body.product;
+      await post('/pull/products/{id}/succeded', { product: item }, `/pull/products/${encodeURIComponent(item._id)}/succeded`, brokenBase);
+      await get('/pull/products/readyfornext', '/pull/products/readyfornext', brokenBase);
+    }
+    await post('/pull/products/finish', {}, '/pull/products/finish', brokenBase);
+    await post('/pull/finish', {}, '/pull/finish', brokenBase);
+    await post('/push/initialize', {}, '/push/initialize', brokenBase);
+    expect((await post('/push/products', { products: [{ _id: 'p' }] }, '/push/products', brokenBase)).status).toBe(500);
+    await post('/push/products/finish', {}, '/push/products/finish', brokenBase);
+    expect((await post('/push/orders', { orders: [{ _id: 'o' }] }, '/push/orders', brokenBase)).status).toBe(500);
+    failing.clear();
+  });
+});
+
+/**
+ * Documented statuses the tests cannot provoke from outside, with the reason. Everything else the
+ * document lists must have been answered live above.
+ */
+const NOT_PROVOKED: Record<string, string> = {};
+
+afterAll(() => {
+  const missing = validator.documentedResponses().filter((r) => !seen.has(r) && !(r in NOT_PROVOKED));
+  expect(missing).toEqual([]);
+});
