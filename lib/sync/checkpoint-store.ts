@@ -104,6 +104,12 @@ const StateSchema = z.object({
 });
 const FileSchema = z.record(z.string(), StateSchema);
 
+/** Validates a stored `SyncState` (for checkpoint stores that read JSON written elsewhere). */
+export function parseSyncState(value: unknown): SyncState | undefined {
+  const parsed = StateSchema.safeParse(value);
+  return parsed.success ? (parsed.data as SyncState) : undefined;
+}
+
 /**
  * Keeps every connection's state in one JSON file, replaced atomically (write to a temporary file,
  * then rename), so a crash mid-save leaves the previous state intact.

@@ -13,6 +13,8 @@ export interface IntervalSchedulerOptions {
   runImmediately?: boolean;
   /** Called when the task rejects (the schedule goes on). */
   onError?: (err: unknown) => void;
+  /** Called when a tick is skipped because a run is still in progress. */
+  onSkip?: () => void;
 }
 
 export class IntervalScheduler {
@@ -47,6 +49,11 @@ export class IntervalScheduler {
   tick(): Promise<void> {
     if (this.active) {
       this.skipped++;
+      try {
+        this.options.onSkip?.();
+      } catch {
+        // a skip callback must not break the schedule
+      }
       return this.active;
     }
     this.runs++;

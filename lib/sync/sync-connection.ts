@@ -13,6 +13,7 @@ import type { WriteMessage } from '../contract/messages';
 import { MemoryCheckpointStore, type CheckpointStore } from './checkpoint-store';
 import { IntervalScheduler } from './interval-scheduler';
 import { runSync, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
+import { notifyObservers, runObservation, type SyncObserver } from './sync-observer';
 
 export interface SyncConnectionOptions {
   /** The connection's name (its key in the checkpoint store). */
@@ -31,6 +32,8 @@ export interface SyncConnectionOptions {
   onEvent?: (event: SyncEvent) => void;
   /** Called with every scheduled run's report. */
   onReport?: (report: SyncReport) => void;
+  /** Told about every run (scheduled or not) and skipped tick: `createSyncMetrics()`, `MemorySyncHealth`… */
+  observers?: readonly SyncObserver[];
 }
 
 /** The outcome of pushing a change to the store: never an exception. */
@@ -81,6 +84,8 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
   const run = (o: { signal?: AbortSignal; mode?: SyncMode } = {}): Promise<SyncReport> => {
     if (inFlight) return inFlight;
     controller = new AbortController();
+    const stats0 = { ...client.stats };
+    const startedAt = Date.now();
     const onAbort = () => controller!.abort(o.signal!.reason);
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -100,7 +105,14 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
       inFlight = undefined;
       controller = undefined;
     });
-    return inFlight.then((r) => (lastReport = r));
+    return inFlight.then(async (r) => {
+      lastReport = r;
+      if (options.observers?.length) {
+        const measured = { startedAt, endedAt: Date.now(), requests: client.stats.requests - stats0.requests, retries: client.stats.retries - stats0.retries };
+        await notifyObservers(options.observers, runObservation(r, measured));
+      }
+      return r;
+    });
   };
 
   let scheduler: IntervalScheduler | undefined;
@@ -108,6 +120,7 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
     scheduler = new IntervalScheduler({
       intervalMs: options.intervalMs,
       task: async () => options.onReport?.(await run()),
+      onSkip: () => void notifyObservers(options.observers, { type: 'skipped', connection: options.id, at: Date.now(), reason: 'busy' }),
     });
   }
 

@@ -1,0 +1,156 @@
+/**
+ * The producer side of the BullMQ scheduler: each connection is a BullMQ *job scheduler*
+ * (`sync:<connection id>`, repeating every `intervalMs`) whose iterations are jobs
+ * `repeat:sync:<connection id>:<slot ms>` — one job per connection and slot, deduplicated by
+ * BullMQ. Job data carries the connection id (and mode) only: no URL, no key. Workers
+ * (`createSyncWorker`) resolve the rest from their connection registry.
+ */
+import type { JobsOptions, Queue } from 'bullmq';
+import { InvalidOptionError } from '../errors';
+import type { SyncMode } from './sync-run';
+import { redisClient, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+
+/** What a sync job carries (nothing secret). */
+export interface SyncJobData {
+  connectionId: string;
+  mode?: SyncMode;
+}
+
+export const SYNC_JOB_NAME = 'sync';
+export const schedulerIdOf = (connectionId: string): string => `sync:${connectionId}`;
+
+/** bullmq, loaded on first use: importing storebridge never requires it. */
+export function loadBullmq(): typeof import('bullmq') {
+  try {
+    return require('bullmq') as typeof import('bullmq');
+  } catch (err) {
+    throw new Error('the BullMQ sync scheduler needs the bullmq and ioredis packages: npm install bullmq ioredis', { cause: err });
+  }
+}
+
+export interface SyncQueueOptions extends SyncNamespaceOptions {
+  /** Redis: a URL, ioredis options, or an ioredis client (kept open by `close()`). */
+  connection: RedisConnection;
+  /**
+   * Attempts per run (BullMQ `attempts`): a run that stops early (store down, sink failing) is
+   * retried with exponential backoff, resuming from its checkpoint. Default 3.
+   */
+  attempts?: number;
+  /** First retry delay (ms), doubled each retry. Default 5,000. */
+  backoffMs?: number;
+  /** Finished jobs kept for inspection (completed and failed, each). Default 1,000. */
+  keepJobs?: number;
+}
+
+export interface ScheduledConnection {
+  /** The connection's id: its name in the workers' registry and its checkpoint key. */
+  id: string;
+  /** The connection's synchronization interval. */
+  intervalMs: number;
+  /** Default: the mode the worker's registry gives (else `full`). */
+  mode?: SyncMode;
+  /** First run no earlier than this (Unix ms or Date). Default: now. */
+  startAt?: number | Date;
+}
+
+export interface ConnectionSchedule {
+  id: string;
+  intervalMs: number;
+  mode?: SyncMode;
+  /** When the next run is due (Unix ms), if known. */
+  next?: number;
+}
+
+export interface SyncQueue {
+  /** The BullMQ queue (for dashboards, metrics, events). */
+  readonly queue: Queue<SyncJobData>;
+  /** Schedules a connection (or changes its interval/mode): idempotent, keyed by id. */
+  addConnection(connection: ScheduledConnection): Promise<void>;
+  /** Stops scheduling a connection (a run in progress finishes); false when it was not scheduled. */
+  removeConnection(id: string): Promise<boolean>;
+  connections(): Promise<ConnectionSchedule[]>;
+  /** Queues one run now, outside the schedule (still never concurrent with another run of it). */
+  runNow(id: string, options?: { mode?: SyncMode }): Promise<string>;
+  /** Closes the queue (and the Redis client, when it was created from a URL or options). */
+  close(): Promise<void>;
+}
+
+const CONNECTION_ID = /^[\x21-\x7e]{1,200}$/;
+
+export function checkConnectionId(id: unknown, option = 'id'): string {
+  if (typeof id !== 'string' || !CONNECTION_ID.test(id)) throw new InvalidOptionError(option, 'must be 1-200 printable ASCII characters without spaces');
+  return id;
+}
+
+function positiveInt(name: string, v: unknown, fallback: number, min = 1): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
+  return v;
+}
+
+/**
+ * @example
+ * ```ts
+ * import { createSyncQueue } from 'storebridge/sync';
+ * const syncQueue = createSyncQueue({ connection: 'redis://127.0.0.1:6379' });
+ * for (const c of await registry.all()) await syncQueue.addConnection({ id: c.id, intervalMs: c.intervalMs });
+ * await syncQueue.removeConnection('shop-gone');
+ * await syncQueue.close();
+ * ```
+ */
+export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
+  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, prefix?, queueName?, …}');
+  const { prefix, queueName } = syncNamespace(options);
+  const attempts = positiveInt('attempts', options.attempts, 3);
+  const backoffMs = positiveInt('backoffMs', options.backoffMs, 5_000);
+  const keepJobs = positiveInt('keepJobs', options.keepJobs, 1_000, 0);
+  const { redis, owned } = redisClient(options.connection);
+  const { Queue } = loadBullmq();
+  const queue = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
+  const jobOptions: JobsOptions = {
+    attempts,
+    backoff: { type: 'exponential', delay: backoffMs },
+    removeOnComplete: { count: keepJobs },
+    removeOnFail: { count: keepJobs },
+  };
+
+  return {
+    queue,
+    async addConnection(c) {
+      if (!c || typeof c !== 'object') throw new InvalidOptionError('connection', 'expected {id, intervalMs, mode?}');
+      const id = checkConnectionId(c.id);
+      const every = positiveInt('intervalMs', c.intervalMs, 0, 1);
+      if (c.mode !== undefined && c.mode !== 'full' && c.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
+      const startDate = c.startAt === undefined ? undefined : new Date(c.startAt).getTime();
+      if (startDate !== undefined && !Number.isFinite(startDate)) throw new InvalidOptionError('startAt', 'must be a Unix ms time or a Date');
+      const data: SyncJobData = { connectionId: id, ...(c.mode ? { mode: c.mode } : {}) };
+      await queue.upsertJobScheduler(schedulerIdOf(id), { every, ...(startDate !== undefined ? { startDate } : {}) }, { name: SYNC_JOB_NAME, data, opts: jobOptions });
+    },
+    async removeConnection(id) {
+      return queue.removeJobScheduler(schedulerIdOf(checkConnectionId(id)));
+    },
+    async connections() {
+      const all = await queue.getJobSchedulers(0, -1, true);
+      return all
+        .filter((s) => s.key.startsWith('sync:'))
+        .map((s) => {
+          const data = s.template?.data as SyncJobData | undefined;
+          return {
+            id: s.key.slice('sync:'.length),
+            intervalMs: Number(s.every),
+            ...(data?.mode ? { mode: data.mode } : {}),
+            ...(s.next !== undefined ? { next: s.next } : {}),
+          };
+        });
+    },
+    async runNow(id, o = {}) {
+      const data: SyncJobData = { connectionId: checkConnectionId(id), ...(o.mode ? { mode: o.mode } : {}) };
+      const job = await queue.add(SYNC_JOB_NAME, data, jobOptions);
+      return job.id!;
+    },
+    async close() {
+      await queue.close();
+      if (owned) await redis.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * The consumer side of the BullMQ scheduler: a worker process runs sync jobs for any connection,
+ * resolving each connection's client options (URL, key) and sink from the service's own registry.
+ *
+ * One connection never runs twice at once, across workers: before a run the worker takes the
+ * connection's Redis run lock (`SET NX PX`, renewed while the run goes on, released by its holder
+ * only), and every checkpoint save is fenced by that lock. A tick that finds the lock held by
+ * another job is *skipped* (as the in-process scheduler does); a job that finds its *own* lock — a
+ * worker ran it and died — waits for that lock to expire, then resumes from the checkpoint.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Job, Worker } from 'bullmq';
+import type { Entity } from '../contract/webhook';
+import type { StoreAdapter } from '../adapter';
+import type { GuardedAdapter } from '../adapter-guard';
+import { InvalidOptionError } from '../errors';
+import { createStoreClient, type StoreClient } from '../client/store-client';
+import type { StoreClientOptions } from '../client/client-options';
+import type { CheckpointStore } from './checkpoint-store';
+import { runSync, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
+import { notifyObservers, runObservation, type SyncObserver, type SyncOutcome } from './sync-observer';
+import { checkConnectionId, loadBullmq, type SyncJobData } from './bullmq-sync-queue';
+import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, redisClient, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+
+/** A connection as the worker's registry resolves it. */
+export interface ResolvedConnection {
+  /** A client, or the options to create one (created per run, so `stats` are per run). */
+  client: StoreClient | StoreClientOptions;
+  sink: StoreAdapter | GuardedAdapter;
+  mode?: SyncMode;
+  entities?: readonly Entity[];
+  strategy?: 'auto' | 'offset' | 'cursor';
+  concurrency?: number;
+}
+
+export interface SyncWorkerOptions extends SyncNamespaceOptions {
+  /** Redis: a URL, ioredis options, or an ioredis client (kept open by `close()`). */
+  connection: RedisConnection;
+  /**
+   * The connection registry: URL, key and sink for a connection id; `undefined` when the id is
+   * unknown (the job then fails without retry). Keys stay here, never in Redis.
+   */
+  resolveConnection(id: string): Promise<ResolvedConnection | undefined> | ResolvedConnection | undefined;
+  /**
+   * Where checkpoints live. Default: `RedisCheckpointStore` on the same Redis, with saves fenced by
+   * the run lock. Another store must be shared by every worker, or a run cannot resume elsewhere.
+   */
+  checkpoints?: CheckpointStore;
+  /** Connections this worker runs at the same time. Default 4. */
+  concurrency?: number;
+  /**
+   * How long a silent worker keeps a connection (ms): the TTL of the run lock and of BullMQ's job
+   * lock, both renewed while a run goes on. A crashed worker's run is taken over after about
+   * `lockTtlMs + stalledIntervalMs`. Default 30,000.
+   */
+  lockTtlMs?: number;
+  /** How often BullMQ looks for jobs of crashed workers (ms). Default 30,000. */
+  stalledIntervalMs?: number;
+  /** Recoveries of one job from crashed workers before it is failed. Default 2. */
+  maxStalledCount?: number;
+  /** Names this worker in health records and BullMQ. Default `<hostname>:<pid>`. */
+  name?: string;
+  /** Metrics, logs… Each run and skipped tick is observed. */
+  observers?: readonly SyncObserver[];
+  /** Record each connection's last run in Redis for `syncHealthHandler(worker.health)`. Default true. */
+  recordHealth?: boolean;
+  /** Progress events of runs, with the job they belong to. */
+  onEvent?(event: SyncEvent, context: { connectionId: string; jobId: string }): void;
+  /** Worker-level errors (Redis connection, scheduling); default: ignored. */
+  onError?(error: Error): void;
+  /** Start taking jobs at once. Default true (else call `worker.worker.run()`). */
+  autorun?: boolean;
+}
+
+/** What a sync job returns (kept by BullMQ with the completed job). */
+export interface SyncJobResult {
+  outcome: SyncOutcome;
+  connection: string;
+  jobid?: number;
+  resumed?: boolean;
+  products?: number;
+  orders?: number;
+  worker: string;
+}
+
+export interface SyncWorker {
+  readonly worker: Worker<SyncJobData, SyncJobResult>;
+  readonly name: string;
+  /** Last runs recorded by the workers of this queue (shared through Redis). */
+  readonly health: RedisSyncHealth;
+  /** Connections running on this worker now. */
+  running(): string[];
+  /**
+   * Stops taking jobs and waits for the runs in progress. `abort: true` aborts them instead: each
+   * keeps its checkpoint, and its job is retried (by any worker) from there.
+   */
+  close(options?: { abort?: boolean }): Promise<void>;
+}
+
+/** A run ended early; thrown so BullMQ retries the job (with backoff), which resumes the checkpoint. */
+export class SyncRunFailedError extends Error {
+  override readonly name = 'SyncRunFailedError';
+  readonly code = 'SYNC_RUN_FAILED';
+  constructor(readonly report: SyncReport) {
+    super(`sync of connection "${report.connection}" (job ${report.jobid}) stopped: ${report.error?.code ?? report.error?.name ?? 'error'}: ${report.error?.message ?? ''}`);
+  }
+}
+
+function positiveInt(name: string, v: unknown, fallback: number, min = 1): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
+  return v;
+}
+
+/**
+ * @example
+ * ```ts
+ * import { createSyncWorker, createSyncMetrics } from 'storebridge/sync';
+ * const worker = createSyncWorker({
+ *   connection: process.env.REDIS_URL!,
+ *   async resolveConnection(id) {
+ *     const c = await registry.get(id);                    // your table of connections
+ *     if (!c) return undefined;
+ *     return { client: { baseUrl: c.url, svcKey: await secrets.get(c.keyRef), pageSize: 100 }, sink: sinkFor(id) };
+ *   },
+ *   observers: [createSyncMetrics(metrics)],
+ * });
+ * process.on('SIGTERM', () => void worker.close());
+ * ```
+ */
+export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
+  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, resolveConnection, …}');
+  if (typeof options.resolveConnection !== 'function') throw new InvalidOptionError('resolveConnection', 'must be a function (connection id → {client, sink})');
+  const { prefix, queueName } = syncNamespace(options);
+  const concurrency = positiveInt('concurrency', options.concurrency, 4);
+  const lockTtlMs = positiveInt('lockTtlMs', options.lockTtlMs, 30_000, 100);
+  const stalledIntervalMs = positiveInt('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100);
+  const maxStalledCount = positiveInt('maxStalledCount', options.maxStalledCount, 2, 0);
+  if (options.checkpoints !== undefined && (typeof options.checkpoints.load !== 'function' || typeof options.checkpoints.save !== 'function')) {
+    throw new InvalidOptionError('checkpoints', 'must be a CheckpointStore');
+  }
+  const name = options.name ?? `${hostname()}:${process.pid}`;
+  if (typeof name !== 'string' || name === '' || name.includes('|')) throw new InvalidOptionError('name', 'must be a non-empty string without "|"');
+
+  const { redis, owned } = redisClient(options.connection);
+  const ns = { prefix, queueName };
+  const lock = new RedisRunLock(redis, lockTtlMs, ns);
+  const redisCheckpoints = new RedisCheckpointStore(redis, ns);
+  const health = new RedisSyncHealth(redis, ns);
+  const observers: SyncObserver[] = [...(options.observers ?? []), ...(options.recordHealth === false ? [] : [health])];
+  const active = new Map<string, { connection: string; controller: AbortController }>();
+  const { Worker, DelayedError, UnrecoverableError } = loadBullmq();
+
+  async function processJob(job: Job<SyncJobData, SyncJobResult>, token?: string): Promise<SyncJobResult> {
+    const connectionId = job.data?.connectionId;
+    try {
+      checkConnectionId(connectionId, 'job.data.connectionId');
+    } catch {
+      throw new UnrecoverableError('the job has no valid connectionId');
+    }
+    const jobId = job.id ?? '';
+    const lockToken = `${name}|${randomUUID()}|${jobId}`;
+    const got = await lock.acquire(connectionId, lockToken);
+    if (!got.acquired) {
+      const holderJob = got.holder?.split('|').slice(2).join('|');
+      if (got.holder === null || holderJob === jobId) {
+        // This very job, left running by a worker that died (or the lock expired as we asked):
+        // come back once that lock has expired, then resume from the checkpoint.
+        await job.moveToDelayed(Date.now() + got.ttlMs + 25, token);
+        throw new DelayedError();
+      }
+      await notifyObservers(observers, { type: 'skipped', connection: connectionId, at: Date.now(), reason: 'busy' });
+      return { outcome: 'skipped', connection: connectionId, worker: name };
+    }
+
+    const controller = new AbortController();
+    active.set(jobId, { connection: connectionId, controller });
+    const keepAlive = lock.keepAlive(connectionId, lockToken, () => controller.abort(new SyncLockLostError(connectionId)));
+    try {
+      const resolved = await options.resolveConnection(connectionId);
+      if (!resolved) throw new UnrecoverableError(`connection "${connectionId}" is not in this worker's registry`);
+      const client = resolved.client && 'walk' in resolved.client ? resolved.client : createStoreClient(resolved.client);
+      const checkpoints = options.checkpoints ?? redisCheckpoints.fencedBy(lock.key(connectionId), lockToken);
+      const before = { ...client.stats };
+      const startedAt = Date.now();
+      let report: SyncReport;
+      try {
+        report = await runSync({
+          connectionId,
+          client,
+          sink: resolved.sink,
+          checkpoints,
+          mode: job.data.mode ?? resolved.mode,
+          entities: resolved.entities,
+          strategy: resolved.strategy,
+          concurrency: resolved.concurrency,
+          signal: controller.signal,
+          onEvent: options.onEvent ? (e) => options.onEvent!(e, { connectionId, jobId }) : undefined,
+        });
+      } catch (err) {
+        if (err instanceof SyncLockLostError) throw new UnrecoverableError(err.message);
+        throw err;
+      }
+      const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
+      await notifyObservers(
+        observers,
+        runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: name }),
+      );
+      if (report.error) {
+        // Another worker owns the connection now: retrying this job would only be skipped.
+        if (report.error.name === 'SyncLockLostError' || controller.signal.reason instanceof SyncLockLostError) throw new UnrecoverableError(new SyncRunFailedError(report).message);
+        throw new SyncRunFailedError(report);
+      }
+      return {
+        outcome: report.ok ? 'ok' : 'store_issues',
+        connection: connectionId,
+        jobid: report.jobid,
+        resumed: report.resumed,
+        products: report.products.count,
+        orders: report.orders.count,
+        worker: name,
+      };
+    } finally {
+      active.delete(jobId);
+      await keepAlive.stop();
+      await lock.release(connectionId, lockToken).catch(() => undefined);
+    }
+  }
+
+  const worker = new Worker<SyncJobData, SyncJobResult>(queueName, processJob, {
+    connection: redis,
+    prefix,
+    name,
+    concurrency,
+    lockDuration: lockTtlMs,
+    stalledInterval: stalledIntervalMs,
+    maxStalledCount,
+    autorun: options.autorun ?? true,
+  });
+  worker.on('error', (err) => {
+    try {
+      options.onError?.(err);
+    } catch {
+      // an error callback must not crash the worker
+    }
+  });
+
+  return {
+    worker,
+    name,
+    health,
+    running: () => [...active.values()].map((a) => a.connection),
+    async close(o = {}) {
+      if (o.abort) for (const a of active.values()) a.controller.abort(new Error('the worker is shutting down'));
+      await worker.close();
+      if (owned) await redis.quit().catch(() => undefined);
+    },
+  };
+}

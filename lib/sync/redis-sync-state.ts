@@ -1,0 +1,252 @@
+/**
+ * Sync state shared by every worker through Redis: checkpoints (and so the wire `jobid`), the
+ * per-connection run lock, and the last run of each connection for the health endpoint.
+ *
+ * Keys, for a namespace `NS` (`<prefix>:<queue>` of the BullMQ queue, `storebridge:sync` by
+ * default): `NS@state:<connection>` (JSON `SyncState`), `NS@lock:<connection>` (the run lock's
+ * token, with a TTL), `NS@health` (a hash: connection → JSON `LastRun`). The `@` keeps them apart
+ * from BullMQ's own `NS:*` keys.
+ */
+import type { Redis, RedisOptions } from 'ioredis';
+import { InvalidOptionError } from '../errors';
+import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
+import { lastRunOf, type LastRun, type SyncHealthSource } from './sync-health';
+import type { SyncObservation, SyncObserver } from './sync-observer';
+
+/** A Redis URL, ioredis options, or an ioredis client (then its owner closes it). */
+export type RedisConnection = string | RedisOptions | Redis;
+
+/** ioredis, loaded on first use: importing storebridge never requires it. */
+function loadIoredis(): typeof import('ioredis') {
+  try {
+    return require('ioredis') as typeof import('ioredis');
+  } catch (err) {
+    throw new Error('the Redis-backed sync needs the ioredis package: npm install ioredis bullmq', { cause: err });
+  }
+}
+
+function isRedisClient(c: unknown): c is Redis {
+  return typeof c === 'object' && c !== null && typeof (c as Redis).duplicate === 'function' && typeof (c as Redis).get === 'function';
+}
+
+/**
+ * An ioredis client for `connection`: the given client itself (`owned: false`), or a new one
+ * (`owned: true`, the caller quits it). New clients have `maxRetriesPerRequest: null`, as BullMQ
+ * workers require.
+ */
+export function redisClient(connection: RedisConnection, option = 'connection'): { redis: Redis; owned: boolean } {
+  if (isRedisClient(connection)) return { redis: connection, owned: false };
+  const { Redis: RedisClass } = loadIoredis();
+  if (typeof connection === 'string') {
+    if (!/^rediss?:\/\//.test(connection)) throw new InvalidOptionError(option, 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
+    return { redis: new RedisClass(connection, { maxRetriesPerRequest: null }), owned: true };
+  }
+  if (typeof connection !== 'object' || connection === null) throw new InvalidOptionError(option, 'must be a redis:// URL, ioredis options, or an ioredis client');
+  return { redis: new RedisClass({ ...connection, maxRetriesPerRequest: null }), owned: true };
+}
+
+export interface SyncNamespaceOptions {
+  /** BullMQ key prefix. Default `storebridge`. */
+  prefix?: string;
+  /** The queue's name. Default `sync`. */
+  queueName?: string;
+}
+
+export const DEFAULT_PREFIX = 'storebridge';
+export const DEFAULT_QUEUE_NAME = 'sync';
+
+/** `<prefix>:<queue>`, checked. */
+export function syncNamespace(options: SyncNamespaceOptions = {}): { prefix: string; queueName: string; ns: string } {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+  if (typeof prefix !== 'string' || !/^[A-Za-z0-9_.{}-]{1,100}$/.test(prefix)) throw new InvalidOptionError('prefix', 'must be 1-100 letters, digits, or . _ - { }');
+  if (typeof queueName !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(queueName)) throw new InvalidOptionError('queueName', 'must be 1-100 letters, digits, or . _ -');
+  return { prefix, queueName, ns: `${prefix}:${queueName}` };
+}
+
+/** Refused by a fenced checkpoint save: this worker no longer holds the connection's run lock. */
+export class SyncLockLostError extends Error {
+  override readonly name = 'SyncLockLostError';
+  readonly code = 'SYNC_LOCK_LOST';
+  constructor(readonly connectionId: string) {
+    super(`the run lock of connection "${connectionId}" was lost (another worker may run it now); checkpoint not saved`);
+  }
+}
+
+// SET the state only while KEYS[2] (the lock) still holds ARGV[2] (our token).
+const FENCED_SET = `if redis.call('get', KEYS[2]) == ARGV[2] then redis.call('set', KEYS[1], ARGV[1]) return 1 else return 0 end`;
+const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * Checkpoints in Redis, one JSON value per connection (`SET` replaces it atomically), so a run
+ * that died on one worker resumes on another. A value that is not a `SyncState` is refused with a
+ * clear error rather than silently restarting the connection.
+ *
+ * @example
+ * ```ts
+ * const checkpoints = new RedisCheckpointStore(new Redis(), { prefix: 'storebridge', queueName: 'sync' });
+ * createSyncConnection({ id: 'shop-1', client, sink, checkpoints });
+ * ```
+ */
+export class RedisCheckpointStore implements CheckpointStore {
+  readonly ns: string;
+  constructor(
+    readonly redis: Redis,
+    options: SyncNamespaceOptions = {},
+  ) {
+    if (!isRedisClient(redis)) throw new InvalidOptionError('redis', 'must be an ioredis client');
+    this.ns = syncNamespace(options).ns;
+  }
+
+  key(connectionId: string): string {
+    return `${this.ns}@state:${connectionId}`;
+  }
+
+  async load(connectionId: string): Promise<SyncState | undefined> {
+    const text = await this.redis.get(this.key(connectionId));
+    if (text === null) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    const state = parseSyncState(value);
+    if (!state) throw new Error(`Redis key ${this.key(connectionId)} does not hold a storebridge sync state`);
+    return state;
+  }
+
+  async save(connectionId: string, state: SyncState): Promise<void> {
+    await this.redis.set(this.key(connectionId), JSON.stringify(state));
+  }
+
+  /**
+   * The same store, with every `save` conditional on `lock` still holding `token` (checked and
+   * written in one Lua script): a worker that lost its lock cannot overwrite the checkpoint of the
+   * worker that took over; its save fails with `SyncLockLostError`, which ends its run.
+   */
+  fencedBy(lockKey: string, token: string): CheckpointStore {
+    return {
+      load: (id) => this.load(id),
+      save: async (id, state) => {
+        const ok = await this.redis.eval(FENCED_SET, 2, this.key(id), lockKey, JSON.stringify(state), token);
+        if (Number(ok) !== 1) throw new SyncLockLostError(id);
+      },
+    };
+  }
+}
+
+export type LockAttempt = { acquired: true } | { acquired: false; holder: string | null; ttlMs: number };
+
+/**
+ * The per-connection run lock: `SET key token NX PX ttl`, renewed while the run goes on, released
+ * only by its holder (compare-and-delete). A holder that dies stops renewing, and the lock expires
+ * after `ttlMs`.
+ */
+export class RedisRunLock {
+  readonly ns: string;
+  constructor(
+    readonly redis: Redis,
+    readonly ttlMs: number,
+    options: SyncNamespaceOptions = {},
+  ) {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 100) throw new InvalidOptionError('lockTtlMs', 'must be an integer ≥ 100 (milliseconds)');
+    this.ns = syncNamespace(options).ns;
+  }
+
+  key(connectionId: string): string {
+    return `${this.ns}@lock:${connectionId}`;
+  }
+
+  async acquire(connectionId: string, token: string): Promise<LockAttempt> {
+    const key = this.key(connectionId);
+    const r = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
+    if (r === 'OK') return { acquired: true };
+    const [holder, ttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
+    return { acquired: false, holder, ttlMs: Math.max(0, Number(ttl)) };
+  }
+
+  /** Pushes the expiry back; false when the lock is no longer ours. */
+  async extend(connectionId: string, token: string): Promise<boolean> {
+    return Number(await this.redis.eval(EXTEND, 1, this.key(connectionId), token, this.ttlMs)) === 1;
+  }
+
+  async release(connectionId: string, token: string): Promise<boolean> {
+    return Number(await this.redis.eval(RELEASE, 1, this.key(connectionId), token)) === 1;
+  }
+
+  /**
+   * Renews the lock every `ttlMs / 3` until `stop()`; calls `onLost` (once) when a renewal finds it
+   * gone or taken, or cannot reach Redis before the lock would expire.
+   */
+  keepAlive(connectionId: string, token: string, onLost: () => void): { stop(): Promise<void> } {
+    let lost = false;
+    let lastOk = Date.now();
+    let pending: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(() => {
+      pending = this.extend(connectionId, token).then(
+        (ok) => {
+          if (ok) lastOk = Date.now();
+          else if (!lost) ((lost = true), onLost());
+        },
+        () => {
+          if (!lost && Date.now() - lastOk >= this.ttlMs) ((lost = true), onLost());
+        },
+      );
+    }, Math.max(30, Math.floor(this.ttlMs / 3)));
+    timer.unref?.();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await pending.catch(() => undefined);
+      },
+    };
+  }
+}
+
+/**
+ * Each connection's last run in a Redis hash, shared by every worker: an observer (give it to the
+ * workers) and a health source (give it to `syncHealthHandler`, in any process).
+ *
+ * @example
+ * ```ts
+ * const health = new RedisSyncHealth(redis);            // same prefix/queueName as the queue
+ * createSyncWorker({ ..., observers: [health] });
+ * http.createServer(syncHealthHandler(health)).listen(8080);
+ * ```
+ */
+export class RedisSyncHealth implements SyncObserver, SyncHealthSource {
+  readonly key: string;
+  constructor(
+    readonly redis: Redis,
+    options: SyncNamespaceOptions = {},
+  ) {
+    if (!isRedisClient(redis)) throw new InvalidOptionError('redis', 'must be an ioredis client');
+    this.key = `${syncNamespace(options).ns}@health`;
+  }
+
+  async observe(o: SyncObservation): Promise<void> {
+    if (o.type !== 'run') return;
+    // One run per connection at a time (the run lock), so read-then-write does not race itself.
+    const previous = await this.lastRun(o.connection);
+    await this.redis.hset(this.key, o.connection, JSON.stringify(lastRunOf(o, previous)));
+  }
+
+  async lastRun(connection: string): Promise<LastRun | undefined> {
+    const text = await this.redis.hget(this.key, connection);
+    return text === null ? undefined : (JSON.parse(text) as LastRun);
+  }
+
+  async lastRuns(): Promise<LastRun[]> {
+    const all = await this.redis.hgetall(this.key);
+    return Object.keys(all)
+      .sort()
+      .map((k) => JSON.parse(all[k]) as LastRun);
+  }
+
+  /** Forgets a connection (when it is removed). */
+  async forget(connection: string): Promise<void> {
+    await this.redis.hdel(this.key, connection);
+  }
+}
