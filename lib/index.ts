@@ -2,7 +2,7 @@
  * storebridge: keep a store's catalog and orders in sync with a central sync service.
  *
  * The main entry exports the contract (schemas, types, converters), the adapter interface, and
- * the store router. Other areas have their own subpaths: `storebridge/client`, `storebridge/sync`,
+ * the store router, and the OpenAPI document (`createOpenApiDocument`, `openApiHandler`). Other areas have their own subpaths: `storebridge/client`, `storebridge/sync`,
  * `storebridge/reverse`, `storebridge/conformance`, `storebridge/adapters/memory`,
  * `storebridge/adapters/sql`, `storebridge/demo`.
  */
@@ -11,3 +11,4 @@ export * from './adapter';
 export * from './adapter-guard';
 export * from './errors';
 export * from './server';
+export * from './openapi';
