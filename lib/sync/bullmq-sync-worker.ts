@@ -170,7 +170,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
         await job.moveToDelayed(Date.now() + got.ttlMs + 25, token);
         throw new DelayedError();
       }
-      await notifyObservers(observers, { type: 'skipped', connection: connectionId, at: Date.now(), reason: 'busy' });
+      await notifyObservers(observers, { type: 'skipped', connection: connectionId, at: Date.now(), reason: 'busy', worker: name, jobId });
       return { outcome: 'skipped', connection: connectionId, worker: name };
     }
 
@@ -205,7 +205,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
       await notifyObservers(
         observers,
-        runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: name }),
+        runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: name, jobId }),
       );
       if (report.error) {
         // Another worker owns the connection now: retrying this job would only be skipped.

@@ -33,6 +33,8 @@ export type SyncObservation =
       readonly attempt: number;
       /** Which worker ran it (BullMQ worker name), when known. */
       readonly worker?: string;
+      /** The queue's job id (BullMQ), when a queue ran it: the correlation id of logs. */
+      readonly jobId?: string;
     }
   | {
       readonly type: 'skipped';
@@ -40,6 +42,8 @@ export type SyncObservation =
       readonly at: number;
       /** Why: `busy` (a run of this connection was in progress). */
       readonly reason: 'busy';
+      readonly worker?: string;
+      readonly jobId?: string;
     };
 
 /**
@@ -78,7 +82,7 @@ export async function notifyObservers(observers: readonly SyncObserver[] | undef
 /** The run observation for a report, with the client's request/retry counts measured around it. */
 export function runObservation(
   report: SyncReport,
-  measured: { startedAt: number; endedAt: number; requests: number; retries: number; attempt?: number; worker?: string },
+  measured: { startedAt: number; endedAt: number; requests: number; retries: number; attempt?: number; worker?: string; jobId?: string },
 ): SyncObservation {
   return {
     type: 'run',
@@ -91,6 +95,7 @@ export function runObservation(
     retries: measured.retries,
     attempt: measured.attempt ?? 1,
     ...(measured.worker ? { worker: measured.worker } : {}),
+    ...(measured.jobId ? { jobId: measured.jobId } : {}),
   };
 }
 
