@@ -1,0 +1,200 @@
+/**
+ * The BullMQ worker's guarantees, with in-process workers (each its own Redis connections) against
+ * real Redis: the run lock and fenced checkpoints, a tick skipped while another worker runs the
+ * connection, a failed run retried by BullMQ and resumed, metrics and shared health.
+ */
+import { Redis } from 'ioredis';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { demoCatalog } from '../../lib/demo';
+import { InvalidOptionError } from '../../lib/errors';
+import { createMetrics } from '../../lib/metrics';
+import {
+  createSyncMetrics,
+  createSyncQueue,
+  createSyncWorker,
+  RedisCheckpointStore,
+  RedisRunLock,
+  RedisSyncHealth,
+  SyncLockLostError,
+  type SyncObservation,
+  type SyncQueue,
+  type SyncWorker,
+} from '../../lib/sync';
+import { startFakeStore, type FakeStore } from '../client/fake-store';
+import { describeRedis, purgePrefix, REDIS_URL, startLoopbackStores, uniqueRedisPrefix, waitFor, type LoopbackStores } from './bullmq-helpers';
+
+jest.setTimeout(30_000);
+
+describeRedis('BullMQ sync worker behaviour (Redis)', () => {
+  let redis: Redis;
+  let prefix: string;
+  let queue: SyncQueue | undefined;
+  const workers: SyncWorker[] = [];
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    prefix = uniqueRedisPrefix();
+  });
+
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.close({ abort: true })));
+    await queue?.queue.obliterate({ force: true }).catch(() => undefined);
+    await queue?.close();
+    queue = undefined;
+    for (const close of closers.splice(0)) await close();
+    await purgePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  test('the run lock: one holder, held while renewed, released only by its holder, expires when its holder goes silent', async () => {
+    const lock = new RedisRunLock(redis, 500, { prefix });
+    expect(await lock.acquire('c1', 'w1|x|job-1')).toEqual({ acquired: true });
+    const second = await lock.acquire('c1', 'w2|y|job-2');
+    expect(second).toMatchObject({ acquired: false, holder: 'w1|x|job-1' });
+    expect((second as { ttlMs: number }).ttlMs).toBeLessThanOrEqual(500);
+    expect(await lock.extend('c1', 'w2|y|job-2')).toBe(false);
+    expect(await lock.release('c1', 'w2|y|job-2')).toBe(false);
+    expect(await lock.acquire('c2', 'w2|y|job-3')).toEqual({ acquired: true }); // per connection
+    // Renewed: still held well past its TTL.
+    const keep = lock.keepAlive('c1', 'w1|x|job-1', () => undefined);
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(await lock.acquire('c1', 'w2|y|job-2')).toMatchObject({ acquired: false });
+    await keep.stop();
+    // Silent: it expires.
+    await waitFor('the lock to expire', async () => (await redis.exists(lock.key('c1'))) === 0, 5_000);
+    expect(await lock.acquire('c1', 'w2|y|job-2')).toEqual({ acquired: true });
+    expect(await lock.release('c1', 'w2|y|job-2')).toBe(true);
+  });
+
+  test('fenced checkpoints: a worker that lost the lock cannot overwrite the state of the one that took over', async () => {
+    const lock = new RedisRunLock(redis, 10_000, { prefix });
+    const store = new RedisCheckpointStore(redis, { prefix });
+    const other = new Redis(REDIS_URL);
+    closers.push(async () => void (await other.quit()));
+    await lock.acquire('c1', 'old');
+    const stale = store.fencedBy(lock.key('c1'), 'old');
+    await stale.save('c1', { jobid: 4 });
+    // The lock passes to another worker (the old one stalled past its TTL).
+    await redis.del(lock.key('c1'));
+    await lock.acquire('c1', 'new');
+    await store.fencedBy(lock.key('c1'), 'new').save('c1', { jobid: 5 });
+    await expect(stale.save('c1', { jobid: 4, highWater: {} })).rejects.toBeInstanceOf(SyncLockLostError);
+    // Shared: another connection to Redis reads what was saved.
+    expect(await new RedisCheckpointStore(other, { prefix }).load('c1')).toEqual({ jobid: 5 });
+    // Something else under the key is refused, not taken for "never ran".
+    await redis.set(store.key('c2'), '{"jobid":"x"}');
+    await expect(store.load('c2')).rejects.toThrow('does not hold a storebridge sync state');
+  });
+
+  test('a connection already running on one worker: the other worker skips the tick (never two runs at once)', async () => {
+    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 40, delayMs: 40, idPrefix: 'busy' });
+    closers.push(() => stores.close());
+    const [id] = stores.ids;
+    const seen: SyncObservation[] = [];
+    const sink = createMemoryAdapter();
+    for (const name of ['w1', 'w2']) {
+      workers.push(
+        createSyncWorker({
+          connection: REDIS_URL,
+          prefix,
+          name,
+          concurrency: 1,
+          resolveConnection: (cid) => (cid === id ? { client: { baseUrl: stores.url(id), svcKey: stores.key(id), pageSize: 5 }, sink } : undefined),
+          observers: [{ observe: (o) => void seen.push(o) }],
+        }),
+      );
+    }
+    await Promise.all(workers.map((w) => w.worker.waitUntilReady()));
+    queue = createSyncQueue({ connection: REDIS_URL, prefix });
+    await queue.runNow(id);
+    await waitFor('the first run to start', () => workers.some((w) => w.running().length > 0));
+    await queue.runNow(id);
+    await waitFor('a run and a skip', () => seen.length === 2);
+    const [skip, run] = [seen.find((o) => o.type === 'skipped')!, seen.find((o) => o.type === 'run')!];
+    expect(skip).toMatchObject({ type: 'skipped', connection: id, reason: 'busy' });
+    expect(run).toMatchObject({ type: 'run', connection: id, outcome: 'ok' });
+    expect(skip.type === 'skipped' && run.type === 'run' && skip.worker !== run.worker).toBe(true);
+    expect(skip.at).toBeLessThan((run as { endedAt: number }).endedAt);
+    // The health record is shared through Redis: any process can read it.
+    const health = await new RedisSyncHealth(redis, { prefix }).lastRun(id);
+    expect(health).toMatchObject({ connection: id, outcome: 'ok', jobid: 1, products: { count: 40, seen: 40 }, orders: { count: 10 } });
+  });
+
+  test('a run that fails is retried by BullMQ and resumes from its checkpoint; metrics count each outcome and each item once', async () => {
+    const { products, orders } = demoCatalog(30);
+    const KEY = 'retry-test-key-5b1c9e';
+    let failed = false;
+    const store: FakeStore = await startFakeStore({
+      products,
+      orders,
+      key: KEY,
+      pageSize: 5,
+      // The 4th request fails once (the client does not retry it: retry 0), so the run stops there.
+      intercept: ({ n, res }) => {
+        if (n !== 4) return false;
+        failed = true;
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"database is restarting"}');
+        return true;
+      },
+    });
+    closers.push(() => store.close());
+    const metrics = createMetrics();
+    const seen: SyncObservation[] = [];
+    const sink = createMemoryAdapter();
+    workers.push(
+      createSyncWorker({
+        connection: REDIS_URL,
+        prefix,
+        resolveConnection: (cid) => (cid === 'shop' ? { client: { baseUrl: store.url, svcKey: KEY, pageSize: 5, retry: 0 }, sink } : undefined),
+        observers: [createSyncMetrics(metrics), { observe: (o) => void seen.push(o) }],
+      }),
+    );
+    queue = createSyncQueue({ connection: REDIS_URL, prefix, backoffMs: 50 });
+    await queue.runNow('shop');
+    await waitFor('a failed run and its retry', () => seen.length === 2);
+    expect(failed).toBe(true);
+    const [first, second] = seen as Array<Extract<SyncObservation, { type: 'run' }>>;
+    expect(first).toMatchObject({ outcome: 'failed', attempt: 1, report: { jobid: 1, error: { code: 'STORE_SERVER' } } });
+    expect(second).toMatchObject({ outcome: 'ok', attempt: 2, jobId: first.jobId, report: { jobid: 1, resumed: true, products: { seen: 30, count: 30 }, orders: { seen: 8, count: 8 } } });
+    // Only the pages not done by the failed attempt were asked again.
+    expect(first.requests + second.requests).toBe(store.requests.length);
+    expect(second.requests).toBeLessThan(store.requests.length - 1);
+
+    const text = await metrics.registry.metrics();
+    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('storebridge_sync_runs_total{outcome="failed"}')).toBe(1);
+    expect(value('storebridge_sync_runs_total{outcome="ok"}')).toBe(1);
+    expect(value('storebridge_sync_run_retries_total')).toBe(1);
+    expect(value('storebridge_sync_resumed_runs_total')).toBe(1);
+    expect(value('storebridge_sync_requests_total')).toBe(store.requests.length);
+    expect(value('storebridge_sync_items_total{entity="products",result="written"}')).toBe(30);
+    expect(value('storebridge_sync_items_total{entity="orders",result="written"}')).toBe(8);
+    expect(value('storebridge_sync_run_duration_seconds_count{outcome="ok"}')).toBe(1);
+  });
+
+  test('a connection missing from the registry fails without retries; job data holds no key', async () => {
+    const seen: string[] = [];
+    workers.push(createSyncWorker({ connection: REDIS_URL, prefix, resolveConnection: () => undefined, onError: (e) => seen.push(e.message) }));
+    queue = createSyncQueue({ connection: REDIS_URL, prefix, attempts: 5, backoffMs: 50 });
+    await queue.addConnection({ id: 'gone', intervalMs: 60_000, mode: 'incremental' });
+    await waitFor('the job to fail', async () => (await queue!.queue.getFailedCount()) === 1);
+    const [job] = await queue.queue.getFailed();
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toContain('"gone" is not in this worker\'s registry');
+    expect(job.data).toEqual({ connectionId: 'gone', mode: 'incremental' });
+    expect(await queue.connections()).toEqual([expect.objectContaining({ id: 'gone', intervalMs: 60_000, mode: 'incremental' })]);
+    expect(await queue.removeConnection('gone')).toBe(true);
+    expect(await queue.connections()).toEqual([]);
+  });
+
+  test('bad options are refused, naming the option', async () => {
+    expect(() => createSyncQueue({ connection: REDIS_URL, prefix: 'bad prefix' })).toThrow(new InvalidOptionError('prefix', 'must be 1-100 letters, digits, or . _ - { }'));
+    expect(() => createSyncQueue({ connection: 'http://x', prefix })).toThrow(InvalidOptionError);
+    expect(() => createSyncWorker({ connection: REDIS_URL, prefix } as never)).toThrow(/resolveConnection/);
+    expect(() => createSyncWorker({ connection: REDIS_URL, prefix, resolveConnection: () => undefined, lockTtlMs: 5 })).toThrow(/lockTtlMs/);
+    queue = createSyncQueue({ connection: REDIS_URL, prefix });
+    await expect(queue.addConnection({ id: 'x', intervalMs: 0 })).rejects.toThrow(/intervalMs/);
+    await expect(queue.addConnection({ id: 'has space', intervalMs: 10 })).rejects.toThrow(/id/);
+  });
+});
