@@ -27,9 +27,11 @@ function send(req: IncomingMessage, res: ServerResponse, out: CoreHttpResponse, 
   for (const [name, value] of Object.entries(out.headers ?? {})) res.setHeader(name, value);
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('content-length', Buffer.byteLength(out.body));
+  // Encoded once: Buffer.byteLength and then res.end(string) would each walk the (up to 10 MB) text.
+  const body = Buffer.from(out.body, 'utf8');
+  res.setHeader('content-length', body.length);
   if (close) res.setHeader('connection', 'close');
-  res.end(req.method === 'HEAD' ? undefined : out.body);
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 function rawQueryOf(req: Request): string {
