@@ -43,6 +43,15 @@ export function maxPagingLength(pageSize: number, offset: number | undefined, cu
   return '{"pageSize":'.length + digits(pageSize) + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + offsetPart + ',"next":"'.length + cursorLength + '"}'.length;
 }
 
+/**
+ * At least `CursorCodec.encodedLength` of any cursor after an `_id` of `idLength` UTF-16 units: the
+ * payload is under 64 bytes without the `_id`, and each unit is at most 6 bytes in JSON (`\uXXXX`);
+ * a 16-byte MAC; Base64 makes 4 characters of 3 bytes.
+ */
+export function cursorLengthBound(idLength: number): number {
+  return Math.ceil(((16 + 64 + 6 * idLength) * 4) / 3);
+}
+
 function keyOfListed(item: ListedItem<unknown>): SortKey {
   return { last_updated: item.last_updated, _id: item._id };
 }
@@ -93,9 +102,13 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
       const bytes = Buffer.byteLength(json, 'utf8');
       const key = keyOfListed(item);
       // The largest paging this page could end with: a 16-digit total and `next` after this item.
-      const paging = maxPagingLength(jsons.length + 1, pageOffset, CursorCodec.encodedLength({ entity, sortorder: query.sortorder, after: key }));
       const separator = jsons.length > 0 ? 1 : 0;
-      if (envelopeBytes + paging + itemBytes + separator + bytes > config.maxPageBytes) {
+      const room = config.maxPageBytes - (envelopeBytes + itemBytes + separator + bytes);
+      // The exact cursor length (a JSON payload per item) is needed only near the budget.
+      const fits =
+        maxPagingLength(jsons.length + 1, pageOffset, cursorLengthBound(item._id.length)) <= room ||
+        maxPagingLength(jsons.length + 1, pageOffset, CursorCodec.encodedLength({ entity, sortorder: query.sortorder, after: key })) <= room;
+      if (!fits) {
         if (jsons.length === 0) throw new ItemTooLargeError(entity, item._id, bytes, config.maxPageBytes);
         more = true;
         break fill;
