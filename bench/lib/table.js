@@ -58,6 +58,10 @@ function table(results) {
       x.vsFloor.median <= 4,
       `${fmt(x.itemsPerS, 0)} items/s, ${fmt(x.mbPerS, 1)} MB/s; ${mb(x.bytes)} in ${x.requests} requests; floor ${fmt(x.floorMs, 0, ' ms')}; same items ${x.itemsOk}`,
     );
+    if (x.perPageWrites) {
+      const w = x.perPageWrites;
+      add('4a′ (comparison, not the engine) same walk, one sink transaction per page', `${fmt(w.vsFloor, 1)}×`, '≤ 4×', undefined, `${fmt(w.ms, 0, ' ms')}; caller RSS ${fmt(w.callerPeakRssMb, 0, ' MiB')}; same items ${w.itemsOk}`);
+    }
     add('4b peak RSS, store / caller', `${fmt(x.storePeakRssMb, 0, ' MiB')} / ${fmt(x.callerPeakRssMb, 0, ' MiB')}`, '≤ 256 MiB each', x.storePeakRssMb.median <= 256 && x.callerPeakRssMb.median <= 256);
     if (cs.large) {
       const y = cs.large;

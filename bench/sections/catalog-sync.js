@@ -15,22 +15,25 @@ const STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
 const CALLER = path.join(__dirname, '..', 'servers', 'sync-caller.js');
 const FLOOR = path.join(__dirname, '..', 'servers', 'json-floor.js');
 
-async function syncOnce(file, pageSize) {
+async function syncOnce(file, pageSize, writes = 'engine') {
   const store = await startServer(STORE, [`sqlite:${file}`]);
   try {
     const sink = path.join(seed.CACHE_DIR, `sink-${process.pid}.db`);
-    const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}`, `sqlite:${sink}`, 'auto', '1', String(pageSize)]);
+    const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}`, `sqlite:${sink}`, 'auto', '1', String(pageSize), writes]);
     return { ...result, storePeakRss: store.peakRss() };
   } finally {
     await store.stop();
   }
 }
 
-async function atSize(n, reps, pageSize) {
+async function atSize(n, reps, pageSize, perPage = false) {
   const file = await seed.sqliteCatalog(n);
   const syncs = [];
   const floors = [];
+  const perPages = [];
   for (let r = 0; r < reps; r++) {
+    // For comparison only (not the engine): the same walk writing each page in one transaction.
+    if (perPage) perPages.push(await syncOnce(file, pageSize, 'per-page'));
     // A B A B: the floor and the sync alternate, the floor first on odd rounds.
     const floor = () => runJson(FLOOR, [file]).then((x) => floors.push(x.result.ms));
     const sync = () => syncOnce(file, pageSize).then((x) => syncs.push(x));
@@ -56,12 +59,22 @@ async function atSize(n, reps, pageSize) {
     storePeakRssMb: summary(syncs.map((s) => s.storePeakRss / 2 ** 20)),
     callerPeakRssMb: summary(syncs.map((s) => s.peakRss / 2 ** 20)),
     itemsOk: syncs.every((s) => s.items === n && s.digest === syncs[0].digest),
+    ...(perPage
+      ? {
+          perPageWrites: {
+            ms: summary(perPages.map((s) => s.ms)),
+            vsFloor: summary(ratios(perPages.map((s) => s.ms), floors)),
+            callerPeakRssMb: summary(perPages.map((s) => s.peakRss / 2 ** 20)),
+            itemsOk: perPages.every((s) => s.items === n && s.digest === syncs[0].digest),
+          },
+        }
+      : {}),
   };
 }
 
 async function run({ quick }) {
   const pageSize = 1000;
-  const out = { small: await atSize(100_000, quick ? 1 : 3, pageSize) };
+  const out = { small: await atSize(100_000, quick ? 1 : 3, pageSize, !quick) };
   if (!quick) {
     out.large = await atSize(1_000_000, 1, pageSize);
     out.storeRssGrowth = out.large.storePeakRssMb.median / out.small.storePeakRssMb.median;

@@ -11,9 +11,9 @@ const STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
 const CALLER = path.join(__dirname, '..', 'servers', 'sync-caller.js');
 
 async function run({ quick }) {
-  const products = quick ? 2000 : 10_000;
+  const products = quick ? 4000 : 10_000;
   const pageSize = 100;
-  const reps = quick ? 3 : 5;
+  const reps = quick ? 2 : 5;
   const delayMs = 50;
   const store = await startServer(STORE, [`memory:${products}`, String(delayMs)]);
   try {
