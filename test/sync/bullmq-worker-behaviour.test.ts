@@ -121,6 +121,65 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     expect(health).toMatchObject({ connection: id, outcome: 'ok', jobid: 1, products: { count: 40, seen: 40 }, orders: { count: 10 } });
   });
 
+  test("a job that finds its own stale lock (its worker died) waits for that lock to expire, then runs — not skipped", async () => {
+    const { products, orders } = demoCatalog(10);
+    const KEY = 'stale-lock-key-0c4d1e';
+    const store = await startFakeStore({ products, orders, key: KEY });
+    closers.push(() => store.close());
+    const seen: SyncObservation[] = [];
+    queue = createSyncQueue({ connection: REDIS_URL, prefix });
+    // A dead worker's run lock on this very job, 800 ms left.
+    const lock = new RedisRunLock(redis, 800, { prefix });
+    expect(await lock.acquire('shop', 'dead-worker|r|job-42')).toEqual({ acquired: true });
+    const expiresAt = Date.now() + 800;
+    await queue.queue.add('sync', { connectionId: 'shop' }, { jobId: 'job-42' });
+    workers.push(
+      createSyncWorker({
+        connection: REDIS_URL,
+        prefix,
+        resolveConnection: () => ({ client: { baseUrl: store.url, svcKey: KEY }, sink: createMemoryAdapter() }),
+        observers: [{ observe: (o) => void seen.push(o) }],
+      }),
+    );
+    await waitFor('the run', () => seen.length > 0);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ type: 'run', outcome: 'ok', jobId: 'job-42', report: { products: { count: 10 } } });
+    expect((seen[0] as { startedAt: number }).startedAt).toBeGreaterThanOrEqual(expiresAt - 50);
+    const job = await queue.queue.getJob('job-42');
+    expect(await job!.getState()).toBe('completed');
+  });
+
+  test('a worker whose lock is taken mid-run (it was cut off past its TTL) stops without touching the checkpoint, and is not retried', async () => {
+    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 60, delayMs: 30, idPrefix: 'cut' });
+    closers.push(() => stores.close());
+    const [id] = stores.ids;
+    const seen: SyncObservation[] = [];
+    workers.push(
+      createSyncWorker({
+        connection: REDIS_URL,
+        prefix,
+        lockTtlMs: 3_000,
+        resolveConnection: () => ({ client: { baseUrl: stores.url(id), svcKey: stores.key(id), pageSize: 5 }, sink: createMemoryAdapter() }),
+        observers: [{ observe: (o) => void seen.push(o) }],
+      }),
+    );
+    queue = createSyncQueue({ connection: REDIS_URL, prefix, backoffMs: 50 });
+    const jobId = await queue.runNow(id);
+    const checkpoints = new RedisCheckpointStore(redis, { prefix });
+    await waitFor('two pages checkpointed', async () => ((await checkpoints.load(id))?.run?.progress.products.seen ?? 0) >= 10);
+    // Another worker now holds the connection.
+    await redis.set(new RedisRunLock(redis, 3_000, { prefix }).key(id), 'intruder|r|other-job', 'PX', 60_000);
+    const frozen = await redis.get(checkpoints.key(id));
+    await waitFor('the job to fail', async () => (await queue!.queue.getJob(jobId))?.failedReason !== undefined);
+    const job = (await queue.queue.getJob(jobId))!;
+    expect(await job.getState()).toBe('failed');
+    expect(job.attemptsMade).toBe(1);
+    expect(seen).toEqual([expect.objectContaining({ type: 'run', outcome: 'failed' })]);
+    expect(await redis.get(checkpoints.key(id))).toBe(frozen);
+    // The intruder's lock was not released by the stopped worker.
+    expect(await redis.get(new RedisRunLock(redis, 3_000, { prefix }).key(id))).toBe('intruder|r|other-job');
+  });
+
   test('a run that fails is retried by BullMQ and resumes from its checkpoint; metrics count each outcome and each item once', async () => {
     const { products, orders } = demoCatalog(30);
     const KEY = 'retry-test-key-5b1c9e';
