@@ -1,0 +1,11 @@
+// TypeScript CommonJS consumer: `import x = require(…)` under node16/nodenext, then run.
+import main = require('storebridge');
+import memory = require('storebridge/adapters/memory');
+import client = require('storebridge/client');
+import reverse = require('storebridge/reverse');
+import demo = require('storebridge/demo');
+import conformance = require('storebridge/conformance');
+import express = require('express');
+import scenarioModule = require('./scenario.cjs');
+
+scenarioModule.scenario({ main, memory, client, reverse, demo, conformance, expressApps: { express } }).then((result) => console.log(JSON.stringify({ flavor: 'ts-cjs', ...result })));

@@ -1,0 +1,223 @@
+/**
+ * The package as a user gets it: build, `npm pack`, and install the tarball into throwaway consumer
+ * projects in a temp dir (outside the repository, so nothing resolves from the project by accident).
+ *
+ * Install (fast and offline): the tarball is unpacked into `<root>/node_modules/storebridge`; every
+ * package named in the *packed* package.json's `dependencies` and the peer `express` are symlinked
+ * from the project's node_modules (a dependency the code needs but the manifest lacks fails here).
+ * Two roots: one where `express` is Express 5 (with @types/express 5), one where it is Express 4
+ * (with @types/express 4), so the router is mounted in both and the package's own `require('express')`
+ * meets both.
+ *
+ * In each root: an ESM and a CommonJS JavaScript consumer import the main entry and every subpath,
+ * mount the router (plus the OpenAPI handler and the reverse router) in Express apps on loopback and
+ * make real requests; a TypeScript consumer and `public-api.ts` are typechecked against the shipped
+ * .d.ts (no skipLibCheck) under node16, nodenext and bundler resolution, then the nodenext build is
+ * run; and the packed CLI prints the OpenAPI document.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = join(__dirname, '..', '..');
+const NODE_MODULES = join(ROOT, 'node_modules');
+const CONSUMER = join(__dirname, 'consumer');
+const TSC = join(NODE_MODULES, 'typescript', 'bin', 'tsc');
+
+interface PackedFile {
+  path: string;
+  size: number;
+}
+
+let work: string;
+let tarball: string;
+let packed: PackedFile[];
+let manifest: { dependencies: Record<string, string>; exports: Record<string, string | { types: string; default: string }>; bin: Record<string, string> };
+
+/**
+ * Packages the shipped .d.ts import types from although the manifest does not depend on them (optional
+ * features: metrics, the BullMQ scheduler, the SQL adapter). The typed consumers install them, as a
+ * user of those features would; the "bare" check below shows what a user without them meets.
+ */
+const OPTIONAL_TYPE_PACKAGES = ['prom-client', 'bullmq', 'ioredis', 'kysely'];
+
+const ROOTS = {
+  express5: { express: 'express', typesExpress: '@types/express' },
+  express4: { express: 'express4', typesExpress: '@types/express4' },
+} as const;
+type RootName = keyof typeof ROOTS;
+
+function link(root: string, name: string, target: string): void {
+  const at = join(root, 'node_modules', name);
+  mkdirSync(dirname(at), { recursive: true });
+  symlinkSync(join(NODE_MODULES, target), at, 'dir');
+}
+
+function makeRoot(name: RootName | 'bare'): string {
+  const root = join(work, name);
+  const pkgDir = join(root, 'node_modules', 'storebridge');
+  mkdirSync(pkgDir, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1']);
+  const versions = name === 'bare' ? ROOTS.express5 : ROOTS[name];
+  for (const dep of Object.keys(manifest.dependencies)) link(root, dep, dep);
+  link(root, 'express', versions.express);
+  link(root, 'express4', 'express4');
+  link(root, '@types/node', '@types/node');
+  link(root, '@types/express', versions.typesExpress);
+  if (name !== 'bare') for (const dep of OPTIONAL_TYPE_PACKAGES) link(root, dep, dep);
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }));
+  for (const file of ['scenario.cjs', 'scenario.d.cts', 'consumer.mjs', 'consumer.cjs', 'consumer.mts', 'consumer.cts']) copyFileSync(join(CONSUMER, file), join(root, file));
+  copyFileSync(join(__dirname, 'public-api.ts'), join(root, 'public-api.ts'));
+  const base = { target: 'es2022', lib: ['es2023'], types: ['node'], strict: true, esModuleInterop: true, skipLibCheck: false, noEmit: true };
+  const configs: Record<string, object> = {
+    node16: { compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16' }, files: ['consumer.mts', 'consumer.cts', 'public-api.ts'] },
+    nodenext: { compilerOptions: { ...base, module: 'nodenext', moduleResolution: 'nodenext', noEmit: false, outDir: 'out' }, files: ['consumer.mts', 'consumer.cts', 'public-api.ts'] },
+    // Bundlers take ES modules; `import x = require()` (consumer.cts) is not for them.
+    bundler: { compilerOptions: { ...base, module: 'esnext', moduleResolution: 'bundler' }, files: ['consumer.mts', 'public-api.ts'] },
+  };
+  for (const [config, content] of Object.entries(configs)) writeFileSync(join(root, `tsconfig.${config}.json`), JSON.stringify(content, null, 2));
+  mkdirSync(join(root, 'out'));
+  copyFileSync(join(CONSUMER, 'scenario.cjs'), join(root, 'out', 'scenario.cjs'));
+  return root;
+}
+
+/** Runs a command in a consumer root; resolves with stdout, rejects with the output on failure. */
+async function inRoot(root: string, file: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run(file, args, { cwd: root, timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } });
+    return stdout;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${[file, ...args].join(' ')} failed in ${root}:\n${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`);
+  }
+}
+
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
+
+beforeAll(async () => {
+  // tsc emits even when another area's files have type errors; the checks below judge the output.
+  await run(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
+  if (!existsSync(join(ROOT, 'dist', 'lib', 'index.js'))) throw new Error('the build produced no dist/lib/index.js');
+  work = mkdtempSync(join(tmpdir(), 'storebridge-pack-'));
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT });
+  const info = JSON.parse(stdout.slice(stdout.indexOf('[')))[0] as { filename: string; files: PackedFile[] };
+  tarball = join(work, info.filename);
+  packed = info.files;
+  manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+}, 120_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the tarball', () => {
+  const paths = () => packed.map((f) => f.path);
+
+  it('holds only the build, the CLI, the docs, the README and the manifest', () => {
+    const outside = paths().filter((p) => !/^(dist\/lib\/|dist\/adapters\/|bin\/|docs\/)/.test(p) && !['README.md', 'package.json'].includes(p));
+    expect(outside).toEqual([]);
+    expect(paths().filter((p) => /(^|\/)(test|tests|bench|examples|__tests__)\//.test(p) || /\.test\.|\.spec\./.test(p) || /\.tsbuildinfo$/.test(p))).toEqual([]);
+  });
+
+  it('ships no stale build output: every .js has its source in lib/ or adapters/', () => {
+    const stale = paths()
+      .filter((p) => p.startsWith('dist/') && p.endsWith('.js'))
+      .filter((p) => !existsSync(join(ROOT, p.slice('dist/'.length).replace(/\.js$/, '.ts'))));
+    expect(stale).toEqual([]);
+  });
+
+  it('contains every target of `exports`, `main`, `types` and `bin`', () => {
+    const targets = [
+      ...Object.values(manifest.exports).flatMap((t) => (typeof t === 'string' ? [t] : [t.types, t.default])),
+      ...Object.values(manifest.bin),
+    ].map((t) => t.replace(/^\.\//, ''));
+    expect(targets.filter((t) => !paths().includes(t))).toEqual([]);
+  });
+
+  // Known packaging defect (reported, package.json is not ours to edit): tsconfig emits source maps
+  // whose `sources` are ../../lib/*.ts, which `files` does not ship. Fix: add "!dist/**/*.map" to
+  // `files` (or ship the sources / set inlineSources). This test starts passing then: drop `.failing`.
+  it.failing('ships no source map pointing at a source outside the tarball', () => {
+    const missing: string[] = [];
+    const dir = join(work, 'unpacked');
+    mkdirSync(dir, { recursive: true });
+    execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1']);
+    for (const map of paths().filter((p) => p.endsWith('.map'))) {
+      const { sources } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources: string[] };
+      for (const s of sources) if (!existsSync(join(dir, dirname(map), s))) missing.push(`${map} → ${s}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+// Known defect (reported; not this area's files): the main entry's .d.ts import types from
+// prom-client (lib/metrics), and storebridge/sync's from bullmq and ioredis, none of which the
+// manifest declares (kysely is an optional peer), so a TypeScript user without them and without
+// skipLibCheck gets TS2307 from `import … from 'storebridge'`. Fix: keep those types out of the
+// public .d.ts (own structural interfaces) or declare them as optional peerDependencies. Until
+// then this test tolerates exactly those errors and fails on any other.
+it('TypeScript with only the declared dependencies: no type error but the known missing optional type packages', async () => {
+  const root = makeRoot('bare');
+  let output = '';
+  try {
+    output = await inRoot(root, process.execPath, [TSC, '-p', 'tsconfig.node16.json']);
+  } catch (err) {
+    output = (err as Error).message;
+  }
+  const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+  const unexpected = errors.filter((line) => !new RegExp(`error TS2307: Cannot find module '(${OPTIONAL_TYPE_PACKAGES.join('|')})'`).test(line));
+  expect(unexpected).toEqual([]);
+}, 60_000);
+
+describe.each(Object.keys(ROOTS) as RootName[])('installed in a consumer whose express is %s', (name) => {
+  let root: string;
+  beforeAll(() => {
+    root = makeRoot(name);
+  });
+
+  const expectScenario = (result: any, flavor: string, apps: string[]) => {
+    expect(result.flavor).toBe(flavor);
+    expect(Object.keys(result.apps)).toEqual(apps);
+    for (const app of apps) {
+      expect(result.apps[app]).toEqual({
+        express: expect.stringMatching(app === 'express4' || name === 'express4' ? /^4\./ : /^5\./),
+        list: { status: 200, items: 5, itemsTotal: 45 },
+        noKey: 401,
+        walkedOrders: result.apps[app].orders,
+        orders: expect.any(Number),
+        openapi: '3.1.0',
+        reverseMode: 'idle',
+      });
+      expect(result.apps[app].orders).toBeGreaterThan(5);
+    }
+    expect(result.conformance).toBe('function');
+    for (const [subpath, count] of Object.entries(result.exports)) expect({ subpath, some: (count as number) > 0 }).toEqual({ subpath, some: true });
+  };
+
+  it('ESM JavaScript: imports every entry, mounts the router in Express 4 and 5, real requests answer', async () => {
+    expectScenario(lastJson(await inRoot(root, process.execPath, ['consumer.mjs'])), 'esm', ['express', 'express4']);
+  });
+
+  it('CommonJS JavaScript: requires every entry, mounts the router in Express 4 and 5, real requests answer', async () => {
+    expectScenario(lastJson(await inRoot(root, process.execPath, ['consumer.cjs'])), 'cjs', ['express', 'express4']);
+  });
+
+  it.each(['node16', 'nodenext', 'bundler'])('TypeScript typechecks against the shipped .d.ts with moduleResolution %s', async (config) => {
+    await inRoot(root, process.execPath, [TSC, '-p', `tsconfig.${config}.json`]);
+  });
+
+  it('TypeScript: the nodenext build of the ESM and CommonJS consumers runs', async () => {
+    if (!existsSync(join(root, 'out', 'consumer.mjs'))) await inRoot(root, process.execPath, [TSC, '-p', 'tsconfig.nodenext.json']);
+    expectScenario(lastJson(await inRoot(root, process.execPath, ['out/consumer.mjs'])), 'ts-esm', ['express']);
+    expectScenario(lastJson(await inRoot(root, process.execPath, ['out/consumer.cjs'])), 'ts-cjs', ['express']);
+  });
+
+  it('the packed CLI runs from node_modules', async () => {
+    const doc = JSON.parse(await inRoot(root, process.execPath, ['node_modules/storebridge/bin/storebridge.js', 'openapi', '--only', 'webhooks', '--compact']));
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/products/{id}');
+  });
+});
