@@ -109,6 +109,24 @@ describe('store webhooks, live', () => {
     expect(post.status).toBe(404); // app.get: Express answers other methods itself
   });
 
+  it('openApiHandler on a bare node:http server: GET, HEAD, and 405 {error} for other methods', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer(openApiHandler(doc)).listen(0, '127.0.0.1');
+    servers.push(server);
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/anything`;
+    const got = await fetch(url);
+    expect(got.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(((await got.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    const head = await fetch(url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const del = await fetch(url, { method: 'DELETE' });
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('GET, HEAD');
+    expect(await del.json()).toEqual({ error: 'method not allowed; use GET' });
+  });
+
   it.each(['products', 'orders'] as const)('list %s: offset and cursor pages (200), bad parameters (400), no key (401)', async (entity) => {
     const t = `/${entity}`;
     const first = await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7&offset=0&limit=4`, auth);
