@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { createOpenApiDocument, type OpenApiDocument } from '../../lib/openapi';
-import { findForbiddenKey, OrderSchema, ProductSchema, ReverseProductSchema } from '../../lib/contract';
+import { CONVERTERS, findForbiddenKey, OrderSchema, ProductSchema, ReverseOrderSchema, ReverseProductSchema } from '../../lib/contract';
 import { OPERATIONS } from '../../lib/server';
 import { InvalidOptionError } from '../../lib/errors';
 import { demoCatalog } from '../../lib/demo';
@@ -226,6 +226,13 @@ describe('the generated JSON Schemas agree with the zod schemas', () => {
 
   it('refuses and accepts exactly what OrderSchema does (property)', () => {
     fc.assert(fc.property(mutated(catalog.orders), agree(OrderSchema, orderIn)), { numRuns: 400 });
+  });
+
+  it('refuses and accepts exactly what the reverse-form schemas do (property, strings for numbers)', () => {
+    const reverseProducts = catalog.products.map((p) => CONVERTERS.products.toReverse(p));
+    const reverseOrders = catalog.orders.map((o) => CONVERTERS.orders.toReverse(o));
+    fc.assert(fc.property(mutated(reverseProducts), agree(ReverseProductSchema, v.at('/components/schemas/ReverseProductInput'))), { numRuns: 300 });
+    fc.assert(fc.property(mutated(reverseOrders), agree(ReverseOrderSchema, v.at('/components/schemas/ReverseOrderInput'))), { numRuns: 300 });
   });
 
   it('reply schemas are closed: an undocumented member in a reply is caught', () => {
