@@ -8,7 +8,9 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import { InvalidOptionError } from '../errors';
 import type { SyncMode } from './sync-run';
-import { redisClient, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+import { syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+import { redisClient } from './redis-connect';
+import { loadBullmq } from './bullmq-load';
 
 /** What a sync job carries (nothing secret). */
 export interface SyncJobData {
@@ -19,13 +21,37 @@ export interface SyncJobData {
 export const SYNC_JOB_NAME = 'sync';
 export const schedulerIdOf = (connectionId: string): string => `sync:${connectionId}`;
 
-/** bullmq, loaded on first use: importing storebridge never requires it. */
-export function loadBullmq(): typeof import('bullmq') {
-  try {
-    return require('bullmq') as typeof import('bullmq');
-  } catch (err) {
-    throw new Error('the BullMQ sync scheduler needs the bullmq and ioredis packages: npm install bullmq ioredis', { cause: err });
-  }
+/**
+ * A BullMQ job, as far as storebridge's types describe it (the object is bullmq's `Job`; cast it for
+ * the full API). Declared structurally so that the types of `storebridge/sync` do not need bullmq.
+ */
+export interface SyncJobHandle {
+  id?: string;
+  name: string;
+  data: SyncJobData;
+  attemptsMade: number;
+  failedReason: string;
+  returnvalue: unknown;
+  getState(): Promise<string>;
+}
+
+/** The BullMQ queue (bullmq's `Queue<SyncJobData>`; cast it for the full API). */
+export interface SyncQueueHandle {
+  readonly name: string;
+  /** Adds one job (e.g. with your own `jobId`); `runNow` is the usual way. */
+  add(name: string, data: SyncJobData, options?: { jobId?: string; delay?: number; [option: string]: unknown }): Promise<SyncJobHandle>;
+  getJob(id: string): Promise<SyncJobHandle | undefined>;
+  getActiveCount(): Promise<number>;
+  getWaitingCount(): Promise<number>;
+  getDelayedCount(): Promise<number>;
+  getFailedCount(): Promise<number>;
+  getCompletedCount(): Promise<number>;
+  getFailed(start?: number, end?: number): Promise<SyncJobHandle[]>;
+  getCompleted(start?: number, end?: number): Promise<SyncJobHandle[]>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  /** Removes the queue and all its jobs (not storebridge's state, lock and health keys). */
+  obliterate(options?: { force?: boolean; count?: number }): Promise<void>;
 }
 
 export interface SyncQueueOptions extends SyncNamespaceOptions {
@@ -62,8 +88,8 @@ export interface ConnectionSchedule {
 }
 
 export interface SyncQueue {
-  /** The BullMQ queue (for dashboards, metrics, events). */
-  readonly queue: Queue<SyncJobData>;
+  /** The BullMQ queue (for dashboards, counts, events: cast to bullmq's `Queue` for all of it). */
+  readonly queue: SyncQueueHandle;
   /** Schedules a connection (or changes its interval/mode): idempotent, keyed by id. */
   addConnection(connection: ScheduledConnection): Promise<void>;
   /** Stops scheduling a connection (a run in progress finishes); false when it was not scheduled. */
@@ -106,7 +132,7 @@ export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
   const keepJobs = positiveInt('keepJobs', options.keepJobs, 1_000, 0);
   const { redis, owned } = redisClient(options.connection);
   const { Queue } = loadBullmq();
-  const queue = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
+  const queue: Queue<SyncJobData> = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
   const jobOptions: JobsOptions = {
     attempts,
     backoff: { type: 'exponential', delay: backoffMs },
@@ -115,7 +141,7 @@ export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
   };
 
   return {
-    queue,
+    queue: queue as unknown as SyncQueueHandle,
     async addConnection(c) {
       if (!c || typeof c !== 'object') throw new InvalidOptionError('connection', 'expected {id, intervalMs, mode?}');
       const id = checkConnectionId(c.id);

@@ -20,8 +20,10 @@ import type { StoreClientOptions } from '../client/client-options';
 import type { CheckpointStore } from './checkpoint-store';
 import { runSync, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
 import { notifyObservers, runObservation, type SyncObserver, type SyncOutcome } from './sync-observer';
-import { checkConnectionId, loadBullmq, type SyncJobData } from './bullmq-sync-queue';
-import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, redisClient, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+import { checkConnectionId, type SyncJobData } from './bullmq-sync-queue';
+import { loadBullmq } from './bullmq-load';
+import { redisClient } from './redis-connect';
+import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
 
 /** A connection as the worker's registry resolves it. */
 export interface ResolvedConnection {
@@ -84,8 +86,19 @@ export interface SyncJobResult {
   worker: string;
 }
 
+/** The BullMQ worker (bullmq's `Worker`; cast it for the full API, e.g. its events). */
+export interface SyncWorkerHandle {
+  readonly name: string;
+  waitUntilReady(): Promise<unknown>;
+  /** Starts taking jobs (when created with `autorun: false`). */
+  run(): Promise<void>;
+  isRunning(): boolean;
+  pause(doNotWaitActive?: boolean): Promise<void>;
+  resume(): void;
+}
+
 export interface SyncWorker {
-  readonly worker: Worker<SyncJobData, SyncJobResult>;
+  readonly worker: SyncWorkerHandle;
   readonly name: string;
   /** Last runs recorded by the workers of this queue (shared through Redis). */
   readonly health: RedisSyncHealth;
@@ -247,7 +260,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   });
 
   return {
-    worker,
+    worker: worker as unknown as SyncWorkerHandle,
     name,
     health,
     running: () => [...active.values()].map((a) => a.connection),

@@ -7,43 +7,36 @@
  * token, with a TTL), `NS@health` (a hash: connection → JSON `LastRun`). The `@` keeps them apart
  * from BullMQ's own `NS:*` keys.
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { InvalidOptionError } from '../errors';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
 import { lastRunOf, type LastRun, type SyncHealthSource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
-
-/** A Redis URL, ioredis options, or an ioredis client (then its owner closes it). */
-export type RedisConnection = string | RedisOptions | Redis;
-
-/** ioredis, loaded on first use: importing storebridge never requires it. */
-function loadIoredis(): typeof import('ioredis') {
-  try {
-    return require('ioredis') as typeof import('ioredis');
-  } catch (err) {
-    throw new Error('the Redis-backed sync needs the ioredis package: npm install ioredis bullmq', { cause: err });
-  }
-}
-
-function isRedisClient(c: unknown): c is Redis {
-  return typeof c === 'object' && c !== null && typeof (c as Redis).duplicate === 'function' && typeof (c as Redis).get === 'function';
-}
+import { asIoredis } from './redis-connect';
 
 /**
- * An ioredis client for `connection`: the given client itself (`owned: false`), or a new one
- * (`owned: true`, the caller quits it). New clients have `maxRetriesPerRequest: null`, as BullMQ
- * workers require.
+ * An ioredis client (`new Redis(…)` from the ioredis package). Declared structurally so that the
+ * types of `storebridge/sync` do not need ioredis installed.
  */
-export function redisClient(connection: RedisConnection, option = 'connection'): { redis: Redis; owned: boolean } {
-  if (isRedisClient(connection)) return { redis: connection, owned: false };
-  const { Redis: RedisClass } = loadIoredis();
-  if (typeof connection === 'string') {
-    if (!/^rediss?:\/\//.test(connection)) throw new InvalidOptionError(option, 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
-    return { redis: new RedisClass(connection, { maxRetriesPerRequest: null }), owned: true };
-  }
-  if (typeof connection !== 'object' || connection === null) throw new InvalidOptionError(option, 'must be a redis:// URL, ioredis options, or an ioredis client');
-  return { redis: new RedisClass({ ...connection, maxRetriesPerRequest: null }), owned: true };
+export interface RedisClientLike {
+  duplicate(...args: any[]): unknown;
+  get(...args: any[]): unknown;
+  quit(...args: any[]): unknown;
 }
+
+/** ioredis options (`host`, `port`, `username`, `password`, `db`, `tls`, …), passed as they are. */
+export interface RedisConnectionOptions {
+  host?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: object;
+  [option: string]: unknown;
+}
+
+/** A Redis URL, ioredis options, or an ioredis client (then its owner closes it). */
+export type RedisConnection = string | RedisConnectionOptions | RedisClientLike;
 
 export interface SyncNamespaceOptions {
   /** BullMQ key prefix. Default `storebridge`. */
@@ -91,11 +84,9 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  */
 export class RedisCheckpointStore implements CheckpointStore {
   readonly ns: string;
-  constructor(
-    readonly redis: Redis,
-    options: SyncNamespaceOptions = {},
-  ) {
-    if (!isRedisClient(redis)) throw new InvalidOptionError('redis', 'must be an ioredis client');
+  private readonly redis: Redis;
+  constructor(redis: RedisClientLike, options: SyncNamespaceOptions = {}) {
+    this.redis = asIoredis(redis);
     this.ns = syncNamespace(options).ns;
   }
 
@@ -146,11 +137,13 @@ export type LockAttempt = { acquired: true } | { acquired: false; holder: string
  */
 export class RedisRunLock {
   readonly ns: string;
+  private readonly redis: Redis;
   constructor(
-    readonly redis: Redis,
+    redis: RedisClientLike,
     readonly ttlMs: number,
     options: SyncNamespaceOptions = {},
   ) {
+    this.redis = asIoredis(redis);
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 100) throw new InvalidOptionError('lockTtlMs', 'must be an integer ≥ 100 (milliseconds)');
     this.ns = syncNamespace(options).ns;
   }
@@ -218,11 +211,9 @@ export class RedisRunLock {
  */
 export class RedisSyncHealth implements SyncObserver, SyncHealthSource {
   readonly key: string;
-  constructor(
-    readonly redis: Redis,
-    options: SyncNamespaceOptions = {},
-  ) {
-    if (!isRedisClient(redis)) throw new InvalidOptionError('redis', 'must be an ioredis client');
+  private readonly redis: Redis;
+  constructor(redis: RedisClientLike, options: SyncNamespaceOptions = {}) {
+    this.redis = asIoredis(redis);
     this.key = `${syncNamespace(options).ns}@health`;
   }
 

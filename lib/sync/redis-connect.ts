@@ -1,0 +1,42 @@
+/**
+ * Internal: ioredis clients for the Redis-backed sync. Not exported from `storebridge/sync`, so the
+ * public declarations never import ioredis types (a user without ioredis still typechecks).
+ */
+import type { Redis } from 'ioredis';
+import { InvalidOptionError } from '../errors';
+import type { RedisConnection } from './redis-sync-state';
+
+/** ioredis, loaded on first use: importing storebridge never requires it. */
+function loadIoredis(): typeof import('ioredis') {
+  try {
+    return require('ioredis') as typeof import('ioredis');
+  } catch (err) {
+    throw new Error('the Redis-backed sync needs the ioredis package: npm install ioredis bullmq', { cause: err });
+  }
+}
+
+export function isRedisClient(c: unknown): boolean {
+  return typeof c === 'object' && c !== null && typeof (c as Redis).duplicate === 'function' && typeof (c as Redis).get === 'function';
+}
+
+/** Narrows a public `RedisClientLike` to the ioredis client it is. */
+export function asIoredis(client: unknown, option = 'redis'): Redis {
+  if (!isRedisClient(client)) throw new InvalidOptionError(option, 'must be an ioredis client');
+  return client as Redis;
+}
+
+/**
+ * An ioredis client for `connection`: the given client itself (`owned: false`), or a new one
+ * (`owned: true`, the caller quits it). New clients have `maxRetriesPerRequest: null`, as BullMQ
+ * workers require.
+ */
+export function redisClient(connection: RedisConnection, option = 'connection'): { redis: Redis; owned: boolean } {
+  if (isRedisClient(connection)) return { redis: connection as Redis, owned: false };
+  const { Redis: RedisClass } = loadIoredis();
+  if (typeof connection === 'string') {
+    if (!/^rediss?:\/\//.test(connection)) throw new InvalidOptionError(option, 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
+    return { redis: new RedisClass(connection, { maxRetriesPerRequest: null }), owned: true };
+  }
+  if (typeof connection !== 'object' || connection === null) throw new InvalidOptionError(option, 'must be a redis:// URL, ioredis options, or an ioredis client');
+  return { redis: new RedisClass({ ...(connection as object), maxRetriesPerRequest: null }), owned: true };
+}
