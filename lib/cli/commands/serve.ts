@@ -151,7 +151,8 @@ function parseScaleArgs(
   }
   if (!/^[\x21-\x7e]{1,100}$/.test(out.redisPrefix)) return '--redis-prefix must be 1 to 100 visible ASCII characters';
   const secretFrom = (flag: string, name: string): string => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw `${flag} must name an environment variable (letters, digits, _), got ${JSON.stringify(name.slice(0, 40))}`;
+    // The value is not echoed: it may be the secret itself, passed by mistake.
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw `${flag} must name an environment variable (letters, digits, _), not hold a value`;
     const value = env[name];
     if (!value) throw `${flag}: environment variable ${name} is not set or empty`;
     return value;
