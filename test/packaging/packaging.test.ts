@@ -157,12 +157,14 @@ describe('the tarball', () => {
 });
 
 // Known defect (reported; not this area's files): the main entry's .d.ts import types from
-// prom-client (lib/metrics), and storebridge/sync's from bullmq and ioredis, none of which the
-// manifest declares (kysely is an optional peer), so a TypeScript user without them and without
-// skipLibCheck gets TS2307 from `import … from 'storebridge'`. Fix: keep those types out of the
-// public .d.ts (own structural interfaces) or declare them as optional peerDependencies. Until
-// then this test tolerates exactly those errors and fails on any other.
-it('TypeScript with only the declared dependencies: no type error but the known missing optional type packages', async () => {
+// prom-client (lib/metrics, reached through the router's `metrics` option), which the manifest does
+// not declare, so a TypeScript user without it and without skipLibCheck gets TS2307 from
+// `import … from 'storebridge'`. Fix: keep prom-client types out of the public .d.ts (structural
+// interfaces, as storebridge/sync did for bullmq/ioredis) or declare it an optional peer. kysely is a
+// declared optional peer, needed only by users of storebridge/adapters/sql (public-api.ts is one).
+// Until then this test tolerates exactly those errors and fails on any other.
+const TOLERATED_MISSING = ['prom-client', 'kysely'];
+it('TypeScript with only the declared dependencies: no type error but the known missing prom-client (and the optional peer kysely)', async () => {
   const root = makeRoot('bare');
   let output = '';
   try {
@@ -171,7 +173,7 @@ it('TypeScript with only the declared dependencies: no type error but the known 
     output = (err as Error).message;
   }
   const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
-  const unexpected = errors.filter((line) => !new RegExp(`error TS2307: Cannot find module '(${OPTIONAL_TYPE_PACKAGES.join('|')})'`).test(line));
+  const unexpected = errors.filter((line) => !new RegExp(`error TS2307: Cannot find module '(${TOLERATED_MISSING.join('|')})'`).test(line));
   expect(unexpected).toEqual([]);
 }, 60_000);
 
