@@ -3,6 +3,9 @@
  * jobid (pino child logger) and never the key, even when an adapter error quotes it; Prometheus
  * counters move for real requests and the text exposition parses.
  */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import express from 'express';
 import pino from 'pino';
 import { register as globalRegistry, Registry } from 'prom-client';
@@ -10,7 +13,7 @@ import type { ListOptions } from '../../lib/adapter';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics, metricsHandler } from '../../lib/metrics';
-import { createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
+import { createStoreCore, createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
 import { get, KEY, listen, post } from './helpers';
 
 const WRONG_KEY = 'wrong-key-9f8e7d6c5b4a';
@@ -86,6 +89,23 @@ describe('structured logs', () => {
       await store.close();
     }
     expect(calls).toEqual([{ level: 'info', obj: expect.objectContaining({ jobid: 7, operation: 'listOrders', status: 200 }), msg: 'GET /orders 200' }]);
+  });
+
+  it('the framework-agnostic core (handle) logs and measures the same way', async () => {
+    const log = capturedPino();
+    const registry = new Registry();
+    const core = createStoreCore({ adapter: createMemoryAdapter(demoCatalog(5)), svcKeys: [KEY], rateLimit: false, logger: log.logger, logRequests: true, metrics: registry });
+    const out = await core.handle('listOrders', { headers: { svckey: KEY }, rawQuery: '?sortorder=asc&jobid=9' });
+    expect(out.status).toBe(200);
+    expect((await core.handle('getOrder', { headers: { svckey: 'nope-nope' }, rawQuery: '', id: 'x' })).status).toBe(401);
+    expect(log.lines().map((l) => [l.jobid, l.operation, l.status ?? l.reason])).toEqual([
+      [9, 'listOrders', 200],
+      [undefined, 'getOrder', 'unknown'],
+      [undefined, 'getOrder', 401],
+    ]);
+    const samples = parseExposition(await registry.metrics());
+    expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'listOrders', route: '/orders', status: '200' })).toBe(1);
+    expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'getOrder', status: '401' })).toBe(1);
   });
 
   it('logs no request lines unless asked (failures only)', async () => {
@@ -221,5 +241,44 @@ describe('Prometheus metrics', () => {
     expect(() => metrics.gauge({ name: 'x_total', help: 'x', labelNames: ['a'] })).toThrow(/already registered/);
     expect(() => metrics.counter({ name: 'x_total', help: 'x', labelNames: ['b'] })).toThrow(/already registered/);
     expect(() => createMetrics({ prefix: 'bad prefix' })).toThrow(/prefix/);
+  });
+});
+
+describe('storebridge serve --metrics-port 0 --log-requests (the real CLI)', () => {
+  const ROOT = join(__dirname, '..', '..');
+  it('serves metrics on a separate listener and logs request lines with the jobid, never the key', async () => {
+    if (!existsSync(join(ROOT, 'dist', 'lib', 'cli', 'commands', 'serve.js'))) throw new Error('build first: npx tsc -p tsconfig.build.json');
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'storebridge.js'), 'serve', '--port', '0', '--key', KEY, '--demo', '20', '--metrics-port', '0', '--log-requests'], {
+      cwd: ROOT,
+      env: { ...process.env, STOREBRIDGE_KEY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d;
+          const m = /^listening on (\S+)\nmetrics on (\S+)$/m.exec(out);
+          if (m) resolve([m[1], m[2]]);
+        });
+        void exit.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      });
+      expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      expect(new URL(metricsUrl).port).not.toBe(new URL(url).port);
+      expect((await get(`${url}/products?sortorder=asc&jobid=77&limit=4`)).status).toBe(200);
+      expect((await get(`${url}/metrics`)).status).toBe(404); // not on the webhook listener
+      const samples = parseExposition(await (await fetch(metricsUrl)).text());
+      expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'listProducts', status: '200' })).toBe(1);
+      expect(valueOf(samples, 'storebridge_store_page_items_sum', { entity: 'products' })).toBe(4);
+      const lines = err.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      expect(lines.filter((l) => l.jobid === 77)).toEqual([expect.objectContaining({ level: 'info', operation: 'listProducts', status: 200 })]);
+    } finally {
+      child.kill('SIGTERM');
+      await exit;
+    }
+    expect(err + out).not.toContain(KEY);
   });
 });
