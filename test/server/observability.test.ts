@@ -7,13 +7,14 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express from 'express';
+import fc from 'fast-check';
 import pino from 'pino';
 import { register as globalRegistry, Registry } from 'prom-client';
 import type { ListOptions } from '../../lib/adapter';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics, metricsHandler } from '../../lib/metrics';
-import { createStoreCore, createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
+import { createStoreCore, createStoreRouter, parseRouterOptions, RequestObservation, type Logger, type StoreRouterOptions } from '../../lib/server';
 import { get, KEY, listen, post } from './helpers';
 
 const WRONG_KEY = 'wrong-key-9f8e7d6c5b4a';
@@ -106,6 +107,25 @@ describe('structured logs', () => {
     const samples = parseExposition(await registry.metrics());
     expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'listOrders', route: '/orders', status: '200' })).toBe(1);
     expect(valueOf(samples, 'storebridge_store_requests_total', { operation: 'getOrder', status: '401' })).toBe(1);
+  });
+
+  it('property: whatever the key and wherever a logged string or error (cause chain) quotes it, the output does not', () => {
+    const visible = fc.string({ minLength: 8, maxLength: 40 }).filter((k) => /^[\x21-\x7e]+$/.test(k) && !'[REDACTED]'.includes(k));
+    fc.assert(
+      fc.property(visible, fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), fc.integer({ min: 0, max: 3 }), (key, before, after, depth) => {
+        const log = capturedPino();
+        const config = parseRouterOptions({ adapter: createMemoryAdapter(), svcKeys: [KEY], logger: log.logger });
+        const observation = new RequestObservation(config, 'getOrder', '/orders/:id', 'GET', 5);
+        observation.redact(key);
+        let err: Error = new Error(`${before}${key}${after}`);
+        for (let i = 0; i < depth; i++) err = new Error(`level ${i}`, { cause: err });
+        observation.logger!.error({ err, detail: `${before}${key}${after}`, n: 1 }, `failed for ${key}`);
+        const raw = log.raw();
+        expect(raw).not.toContain(JSON.stringify(key).slice(1, -1));
+        expect(log.lines()[0]).toMatchObject({ jobid: 5, n: 1, msg: 'failed for [REDACTED]' });
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('logs no request lines unless asked (failures only)', async () => {
