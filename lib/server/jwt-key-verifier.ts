@@ -3,7 +3,7 @@
  * says which signing key (`kid`) made it, so keys rotate with overlap and single tokens or whole
  * signing keys can be revoked without redeploying every caller. `docs/keys.md` has the procedure.
  */
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import jwt, { type Algorithm, type JwtPayload } from 'jsonwebtoken';
 import { InvalidOptionError } from '../errors';
 import type { KeyVerdict, KeyVerifier } from './key-verifier';
@@ -96,7 +96,7 @@ function parseConnection(value: unknown, option: string): string {
   return value;
 }
 
-/** The key id rate limits and logs use for a token: its signing key and connection, never the token. */
+/** What a token's rate limit counts by: its connection, so that every token of one caller shares one limit. */
 function limitKeyOf(connection: string): string {
   return `jwt:${connection}`;
 }
@@ -210,7 +210,8 @@ export function issueSvcKey(options: IssueSvcKeyOptions): string {
   if (!((typeof ei === 'number' && Number.isSafeInteger(ei) && ei > 0) || (typeof ei === 'string' && /^\d+\s*[a-z]*$/i.test(ei)))) {
     throw new InvalidOptionError('expiresIn', 'expected a positive number of seconds or a duration like "30d"');
   }
-  const jti = options.jti ?? createHash('sha256').update(`${Date.now()}:${Math.random()}:${process.hrtime.bigint()}`).digest('base64url').slice(0, 22);
+  if (options.jti !== undefined && (typeof options.jti !== 'string' || options.jti === '')) throw new InvalidOptionError('jti', 'expected a non-empty string');
+  const jti = options.jti ?? randomBytes(16).toString('base64url');
   return jwt.sign({ connection }, options.secret, {
     algorithm: key.algorithm as Algorithm,
     keyid: options.kid,
