@@ -53,7 +53,7 @@ export class RequestObservation {
       if (this.keyId !== undefined) fields.keyId = this.keyId;
       this.logger.info(fields, `${this.method} ${this.route} ${status}`);
     }
-    this.presented = undefined;
+    // `presented` stays: work the caller abandoned may still log through this logger after the end.
   }
 }
 
