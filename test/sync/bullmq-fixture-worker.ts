@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     },
     onEvent(e, ctx) {
       if (e.type === 'run-start') push({ type: 'start', conn: ctx.connectionId, job: ctx.jobId, jobid: e.jobid, resumed: e.resumed });
-      if (e.type === 'page') push({ type: 'page', conn: ctx.connectionId, job: ctx.jobId, entity: e.entity, seen: e.seen });
+      if (e.type === 'page' && process.env.SB_LOG_PAGES === '1') push({ type: 'page', conn: ctx.connectionId, job: ctx.jobId, entity: e.entity, seen: e.seen });
     },
     observers: [
       {

@@ -160,11 +160,11 @@ export async function readLog(redis: Redis, key: string): Promise<LogEntry[]> {
   return (await redis.lrange(key, 0, -1)).map((s) => JSON.parse(s) as LogEntry);
 }
 
-/** Polls `check` every 50 ms until it returns true; throws with `what` after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Polls `check` every `everyMs` (default 50) until it returns true; throws with `what` after `timeoutMs`. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000, everyMs = 50): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -73,7 +73,7 @@ describeRedis('BullMQ sync workers (Redis)', () => {
     // Warm-up: the first run of every connection (workers compile, 50 SQLite sinks are created, 50
     // first runs compete). After it, CYCLES cycles in which every connection runs exactly once.
     const CYCLES = 3;
-    const INTERVAL = 2_500;
+    const INTERVAL = 4_000;
     const PRODUCTS = 12;
     stores = await startLoopbackStores({ count: 50, products: PRODUCTS });
     const registry = writeRegistry(stores);
@@ -82,7 +82,9 @@ describeRedis('BullMQ sync workers (Redis)', () => {
     await Promise.all([a.ready, b.ready]);
 
     queue = createSyncQueue({ connection: REDIS_URL, prefix, backoffMs: 100 });
-    for (const id of stores.ids) await queue.addConnection({ id, intervalMs: INTERVAL });
+    // Slots spread over the interval (as a deployment would jitter them), not 50 at the same instant.
+    const t0 = Date.now() + 500;
+    for (const [i, id] of stores.ids.entries()) await queue.addConnection({ id, intervalMs: INTERVAL, startAt: t0 + Math.floor((i * INTERVAL) / stores.ids.length) });
     expect((await queue.connections()).map((c) => c.id).sort()).toEqual(stores.ids);
 
     const logKey = `${prefix}:test-log`;
@@ -94,12 +96,12 @@ describeRedis('BullMQ sync workers (Redis)', () => {
       if (!stores!.ids.every((id) => runsOf(log, id).length >= 1)) return false;
       warmEnd = Math.max(...stores!.ids.map((id) => runsOf(log, id)[0].end as number));
       return true;
-    }, 30_000);
+    }, 30_000, 250);
     const after = (log: LogEntry[], id: string) => runsOf(log, id).filter((r) => slotOf(r) > warmEnd);
     await waitFor(`${CYCLES} cycles after the warm-up`, async () => {
       const log = await readLog(redis, logKey);
       return stores!.ids.every((id) => after(log, id).length >= CYCLES);
-    }, 30_000);
+    }, 30_000, 250);
     for (const id of stores.ids) await queue.removeConnection(id);
     await waitFor('the queue to go idle', async () => (await queue!.queue.getActiveCount()) === 0);
     await Promise.all([a.stop(), b.stop()]);
@@ -142,7 +144,7 @@ describeRedis('BullMQ sync workers (Redis)', () => {
     stores = await startLoopbackStores({ count: 1, products: PRODUCTS, delayMs: 80, idPrefix: 'slow' });
     const [id] = stores.ids;
     const registry = writeRegistry(stores);
-    const timing = { SB_LOCK_TTL: '1000', SB_STALLED: '500' };
+    const timing = { SB_LOCK_TTL: '1000', SB_STALLED: '500', SB_LOG_PAGES: '1' };
     const a = startWorker('a', registry, timing);
     await a.ready;
     queue = createSyncQueue({ connection: REDIS_URL, prefix, backoffMs: 100 });
