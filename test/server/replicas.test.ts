@@ -77,8 +77,9 @@ async function getJson(url: string, key = KEY): Promise<{ status: number; body: 
 function redisUnreachable(): string | undefined {
   const probe = `const { Redis } = require('ioredis');
 const c = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-c.on('error', () => {});
-c.connect().then(() => c.ping()).then(() => c.quit()).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });`;
+let first;
+c.on('error', (e) => { first = first || e.message; });
+c.connect().then(() => c.ping()).then(() => c.quit()).then(() => process.exit(0), (e) => { console.error(first || e.message); process.exit(1); });`;
   const r = spawnSync(process.execPath, ['-e', probe, REDIS_URL], { encoding: 'utf8', timeout: 10_000, cwd: __dirname });
   return r.status === 0 ? undefined : (r.stderr || r.error?.message || 'no answer').trim().split('\n')[0];
 }
