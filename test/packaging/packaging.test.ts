@@ -119,8 +119,8 @@ afterAll(() => {
 describe('the tarball', () => {
   const paths = () => packed.map((f) => f.path);
 
-  it('holds only the build, the CLI, the docs, the README and the manifest', () => {
-    const outside = paths().filter((p) => !/^(dist\/lib\/|dist\/adapters\/|bin\/|docs\/)/.test(p) && !['README.md', 'package.json'].includes(p));
+  it('holds only the build, the CLI, the docs, the README, the licence and the manifest', () => {
+    const outside = paths().filter((p) => !/^(dist\/lib\/|dist\/adapters\/|bin\/|docs\/)/.test(p) && !['README.md', 'LICENSE', 'package.json'].includes(p));
     expect(outside).toEqual([]);
     expect(paths().filter((p) => /(^|\/)(test|tests|bench|examples|__tests__)\//.test(p) || /\.test\.|\.spec\./.test(p) || /\.tsbuildinfo$/.test(p))).toEqual([]);
   });
@@ -140,19 +140,10 @@ describe('the tarball', () => {
     expect(targets.filter((t) => !paths().includes(t))).toEqual([]);
   });
 
-  // Known packaging defect (reported, package.json is not ours to edit): tsconfig emits source maps
-  // whose `sources` are ../../lib/*.ts, which `files` does not ship. Fix: add "!dist/**/*.map" to
-  // `files` (or ship the sources / set inlineSources). This test starts passing then: drop `.failing`.
-  it.failing('ships no source map pointing at a source outside the tarball', () => {
-    const missing: string[] = [];
-    const dir = join(work, 'unpacked');
-    mkdirSync(dir, { recursive: true });
-    execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1']);
-    for (const map of paths().filter((p) => p.endsWith('.map'))) {
-      const { sources } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources: string[] };
-      for (const s of sources) if (!existsSync(join(dir, dirname(map), s))) missing.push(`${map} → ${s}`);
-    }
-    expect(missing).toEqual([]);
+  // tsconfig emits source maps whose `sources` are ../../lib/*.ts; `files` leaves the maps out
+  // ("!dist/**/*.map") rather than ship maps that point at sources the tarball does not have.
+  it('ships no source maps (they would point at sources outside the tarball)', () => {
+    expect(paths().filter((p) => p.endsWith('.map'))).toEqual([]);
   });
 });
 
