@@ -99,7 +99,10 @@ async function schedulerMain(connections: number, seconds: number): Promise<void
 
   const workers: ChildProcess[] = [0, 1].map(() => fork(__filename, ['worker', registryFile], { env: { ...process.env, SB_PREFIX: PREFIX } }));
   const queue = createSyncQueue({ connection: REDIS_URL, prefix: PREFIX, backoffMs: 1_000 });
-  for (const id of Object.keys(registry)) await queue.addConnection({ id, intervalMs: 5_000 });
+  // First slots spread over the interval, so the connections do not all run at the same instant.
+  const ids = Object.keys(registry);
+  const t0 = Date.now();
+  for (const [i, id] of ids.entries()) await queue.addConnection({ id, intervalMs: 5_000, startAt: t0 + Math.floor((i * 5_000) / ids.length) });
   console.log(`${connections} connections scheduled every 5 s on 2 workers (namespace ${PREFIX})`);
 
   const summary = (runs: LastRun[]) =>
