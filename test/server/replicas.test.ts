@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REQUIRE_DB } from '../adapters/sql-databases';
-import { issueSvcKey } from '../../lib/server';
+import { connectRedisRateLimit, issueSvcKey } from '../../lib/server';
+import { demoAdapter, get, startStore } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'storebridge.js');
@@ -194,6 +195,35 @@ describeRedis('two serve replicas sharing Redis', () => {
       await stop([other]);
     }
     for (const r of [a!, b!]) expect(r.err()).not.toContain(KEY);
+  });
+});
+
+describeRedis('the Redis limiter in process', () => {
+  it('fails closed: when Redis goes away, requests are 500 {error} (logged), not unlimited', async () => {
+    const prefix = `sbt:${randomBytes(5).toString('hex')}:`;
+    const redis = await connectRedisRateLimit(REDIS_URL, { prefix });
+    const logged: Array<{ obj: any; msg?: string }> = [];
+    const log = (obj: object, msg?: string) => void logged.push({ obj, msg });
+    const store = await startStore({
+      adapter: demoAdapter(5),
+      svcKeys: [KEY],
+      rateLimit: { limit: 100, store: redis.store('key'), failedAuth: { store: redis.store('auth') } },
+      logger: { info: log, warn: log, error: log },
+    });
+    try {
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: KEY })).status).toBe(200);
+      await redis.close();
+      const r = await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: KEY });
+      expect(r.status).toBe(500);
+      expect(Object.keys(r.body)).toEqual(['error']);
+      expect(r.text).not.toMatch(/redis|closed|stack/i);
+      // Logged through the request's logger, bound to its jobid, with the store's error as cause.
+      expect(logged).toEqual([{ msg: 'listProducts failed', obj: expect.objectContaining({ jobid: 1, operation: 'listProducts', code: 'INTERNAL', err: expect.any(Error) }) }]);
+      expect(JSON.stringify(logged.map((l) => l.obj.detail ?? l.obj.code))).not.toContain(KEY);
+    } finally {
+      await store.close();
+      await deleteRedisKeys(prefix);
+    }
   });
 });
 
