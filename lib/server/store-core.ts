@@ -64,7 +64,7 @@ export interface CoreRequest {
 }
 
 export type AuthResult =
-  | { readonly ok: true; readonly keyId: string; /** SHA-256 hex of the key: what rate limits count by. */ readonly keyHash: string }
+  | { readonly ok: true; readonly keyId: string; /** SHA-256 hex of the verdict's `limitKey`, else of the key: what rate limits count by. */ readonly keyHash: string }
   | { readonly ok: false; readonly response: CoreHttpResponse };
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
