@@ -14,3 +14,4 @@ export * from './sync-health';
 export * from './redis-sync-state';
 export * from './bullmq-sync-queue';
 export * from './bullmq-sync-worker';
+export * from './sync-log';

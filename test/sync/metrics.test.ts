@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics, metricsHandler } from '../../lib/metrics';
-import { createSyncConnection, createSyncMetrics, type SyncObservation } from '../../lib/sync';
+import { createSyncConnection, createSyncMetrics, syncLogObserver, type SyncObservation } from '../../lib/sync';
 import { startFakeStore } from '../client/fake-store';
 import { startLoopbackStores } from './bullmq-helpers';
 
@@ -103,5 +103,32 @@ test('a failed run counts as failed and adds no items; a tick during a run count
     expect(valueIn(text, 'storebridge_sync_items_total{entity="products",result="written"}')).toBe(30);
   } finally {
     await stores.close();
+  }
+});
+
+test('structured logs: one pino line per run with the wire jobid as correlation id, never the key', async () => {
+  const pino = require('pino') as typeof import('pino');
+  const { products, orders } = demoCatalog(12);
+  const store = await startFakeStore({ products, orders, key: KEY });
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino.default({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  try {
+    const good = createSyncConnection({ id: 'shop', client: { baseUrl: store.url, svcKey: KEY }, sink: createMemoryAdapter(), observers: [syncLogObserver(logger)] });
+    await good.run();
+    await good.run();
+    const bad = createSyncConnection({ id: 'other', client: { baseUrl: store.url, svcKey: `${KEY}-wrong`, retry: 0 }, sink: createMemoryAdapter(), observers: [syncLogObserver(logger)] });
+    await bad.run();
+    expect(lines.map((l) => [l.level, l.msg, l.connection, l.jobid, l.outcome])).toEqual([
+      [30, 'sync run', 'shop', 1, 'ok'],
+      [30, 'sync run', 'shop', 2, 'ok'],
+      [50, 'sync run stopped early', 'other', 1, 'failed'],
+    ]);
+    expect(lines[0]).toMatchObject({ products: { count: 12, written: 12 }, orders: { count: 3 } });
+    expect(lines[2]).toMatchObject({ err: { code: 'STORE_AUTH' } });
+    // The store saw the same jobids on its requests: the correlation id of both sides' logs.
+    expect(new Set(store.requests.map((u) => u.searchParams.get('jobid')))).toEqual(new Set(['1', '2']));
+    expect(JSON.stringify(lines)).not.toContain(KEY);
+  } finally {
+    await store.close();
   }
 });
