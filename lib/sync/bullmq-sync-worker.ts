@@ -216,13 +216,16 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
         throw err;
       }
       const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
+      const lockLost = report.error?.name === 'SyncLockLostError' || controller.signal.reason instanceof SyncLockLostError;
+      // A run that lost its lock still counts in metrics, but must not overwrite the health record
+      // of the worker that now owns the connection.
       await notifyObservers(
-        observers,
+        lockLost ? observers.filter((o) => o !== health) : observers,
         runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: name, jobId }),
       );
       if (report.error) {
         // Another worker owns the connection now: retrying this job would only be skipped.
-        if (report.error.name === 'SyncLockLostError' || controller.signal.reason instanceof SyncLockLostError) throw new UnrecoverableError(new SyncRunFailedError(report).message);
+        if (lockLost) throw new UnrecoverableError(new SyncRunFailedError(report).message);
         throw new SyncRunFailedError(report);
       }
       return {

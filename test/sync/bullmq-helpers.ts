@@ -79,9 +79,10 @@ export interface LoopbackStores {
 
 /**
  * `count` stores on one loopback server, each this kit's router over a memory adapter seeded with
- * `demoCatalog(products)`, mounted at `/<id>` with its own key. `delayMs` delays every request.
+ * `demoCatalog(products)`, mounted at `/<id>` with its own key. `delayMs` delays every request;
+ * `hold()` is awaited before each request is served (a gate the test opens).
  */
-export async function startLoopbackStores(o: { count: number; products: number; delayMs?: number; idPrefix?: string }): Promise<LoopbackStores> {
+export async function startLoopbackStores(o: { count: number; products: number; delayMs?: number; idPrefix?: string; hold?: () => Promise<void> }): Promise<LoopbackStores> {
   const app = express();
   const requests: StoreRequest[] = [];
   const ids = Array.from({ length: o.count }, (_, i) => `${o.idPrefix ?? 'shop'}-${String(i).padStart(2, '0')}`);
@@ -92,8 +93,9 @@ export async function startLoopbackStores(o: { count: number; products: number; 
     const router = createStoreRouter({ adapter, svcKeys: [keys.get(id)!], rateLimit: false });
     app.use(`/${id}`, (req, _res, next) => {
       requests.push({ conn: id, t: Date.now(), path: req.path, query: { ...(req.query as Record<string, string>) } });
-      if (o.delayMs) setTimeout(next, o.delayMs);
-      else next();
+      const go = () => (o.delayMs ? setTimeout(next, o.delayMs) : next());
+      if (o.hold) void o.hold().then(go);
+      else go();
     }, router);
   }
   const server = http.createServer(app);

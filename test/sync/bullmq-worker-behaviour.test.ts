@@ -88,7 +88,10 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
   });
 
   test('a connection already running on one worker: the other worker skips the tick (never two runs at once)', async () => {
-    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 40, delayMs: 40, idPrefix: 'busy' });
+    // The store holds every request until the test opens the gate: the first run stays in progress.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 40, idPrefix: 'busy', hold: () => gate });
     closers.push(() => stores.close());
     const [id] = stores.ids;
     const seen: SyncObservation[] = [];
@@ -110,7 +113,10 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     await queue.runNow(id);
     await waitFor('the first run to start', () => workers.some((w) => w.running().length > 0));
     await queue.runNow(id);
-    await waitFor('a run and a skip', () => seen.length === 2);
+    await waitFor('the second job to be skipped', () => seen.length === 1);
+    expect(workers.flatMap((w) => w.running())).toEqual([id]);
+    open();
+    await waitFor('the first run to end', () => seen.length === 2);
     const [skip, run] = [seen.find((o) => o.type === 'skipped')!, seen.find((o) => o.type === 'run')!];
     expect(skip).toMatchObject({ type: 'skipped', connection: id, reason: 'busy' });
     expect(run).toMatchObject({ type: 'run', connection: id, outcome: 'ok' });
@@ -150,7 +156,11 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
   });
 
   test('a worker whose lock is taken mid-run (it was cut off past its TTL) stops without touching the checkpoint, and is not retried', async () => {
-    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 60, delayMs: 30, idPrefix: 'cut' });
+    // From the 4th request on, the store holds requests until the gate opens.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let served = 0;
+    const stores: LoopbackStores = await startLoopbackStores({ count: 1, products: 60, idPrefix: 'cut', hold: () => (++served > 3 ? gate : Promise.resolve()) });
     closers.push(() => stores.close());
     const [id] = stores.ids;
     const seen: SyncObservation[] = [];
@@ -166,16 +176,19 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     queue = createSyncQueue({ connection: REDIS_URL, prefix, backoffMs: 50 });
     const jobId = await queue.runNow(id);
     const checkpoints = new RedisCheckpointStore(redis, { prefix });
-    await waitFor('two pages checkpointed', async () => ((await checkpoints.load(id))?.run?.progress.products.seen ?? 0) >= 10);
+    await waitFor('three pages checkpointed', async () => ((await checkpoints.load(id))?.run?.progress.products.seen ?? 0) >= 15);
     // Another worker now holds the connection.
     await redis.set(new RedisRunLock(redis, 3_000, { prefix }).key(id), 'intruder|r|other-job', 'PX', 60_000);
     const frozen = await redis.get(checkpoints.key(id));
+    open();
     await waitFor('the job to fail', async () => (await queue!.queue.getJob(jobId))?.failedReason !== undefined);
     const job = (await queue.queue.getJob(jobId))!;
     expect(await job.getState()).toBe('failed');
     expect(job.attemptsMade).toBe(1);
     expect(seen).toEqual([expect.objectContaining({ type: 'run', outcome: 'failed' })]);
     expect(await redis.get(checkpoints.key(id))).toBe(frozen);
+    // Its failed run did not overwrite the health record (the connection belongs to the other worker now).
+    expect(await new RedisSyncHealth(redis, { prefix }).lastRun(id)).toBeUndefined();
     // The intruder's lock was not released by the stopped worker.
     expect(await redis.get(new RedisRunLock(redis, 3_000, { prefix }).key(id))).toBe('intruder|r|other-job');
   });
