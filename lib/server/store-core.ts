@@ -26,7 +26,7 @@ import { parseListQuery, queryParams, queryRecord } from './list-query';
 import { getItem, listPage, type CoreHttpResponse } from './read-core';
 import { RequestObservation, jobidOf } from './request-observation';
 import { parseRouterOptions, type Logger, type RouterConfig, type StoreRouterOptions } from './router-options';
-import { handleWrite } from './write-core';
+import { handleWrite, writeFailure } from './write-core';
 
 export type { CoreHttpResponse } from './read-core';
 
@@ -163,7 +163,14 @@ export class StoreCore {
 
   /** Maps a failure to its response; kit failures are logged with their cause, never answered with it. */
   failure(err: unknown, operation: string, logger: Logger | undefined = this.config.logger): CoreHttpResponse {
-    if (err instanceof HttpError) return errorResponse(err.status, err.message);
+    if (err instanceof HttpError) {
+      // A write refused for its body answers the spec's failure structure, like every other refused write.
+      const op = OPERATIONS[operation as OperationName] as OperationInfo | undefined;
+      if (err.status === 400 && op?.kind === 'write') {
+        return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify(writeFailure(op.entity, [err.message], []).body) };
+      }
+      return errorResponse(err.status, err.message);
+    }
     if (err instanceof ItemTooLargeError) {
       logger?.error({ operation, code: err.code, id: err.id, bytes: err.bytes, budget: err.budget }, err.message);
       return errorResponse(500, err.message);

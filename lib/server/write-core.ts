@@ -94,7 +94,8 @@ function deeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-function failure(entity: Entity, reasons: readonly string[], warnings: readonly string[]): CoreResponse {
+/** The spec's write failure structure (400): also used by the binding for unreadable bodies. */
+export function writeFailure(entity: Entity, reasons: readonly string[], warnings: readonly string[]): CoreResponse {
   const more = reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : '';
   return {
     status: 400,
@@ -130,16 +131,16 @@ export async function handleWrite(
 
   if (!isObject(body)) {
     reasons.push(`body: must be a JSON object (the complete ${noun}), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`);
-    return failure(entity, reasons, warnings);
+    return writeFailure(entity, reasons, warnings);
   }
   if (deeperThan(body, MAX_BODY_DEPTH)) {
     reasons.push(`body: nested more than ${MAX_BODY_DEPTH} levels deep`);
-    return failure(entity, reasons, warnings);
+    return writeFailure(entity, reasons, warnings);
   }
   const forbidden = findForbiddenKey(body);
   if (forbidden) {
     reasons.push(`${forbidden}: this key name is not allowed`);
-    return failure(entity, reasons, warnings);
+    return writeFailure(entity, reasons, warnings);
   }
 
   const bodyId = body._id;
@@ -166,12 +167,12 @@ export async function handleWrite(
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
 
-  if (reasons.length > 0 || !parsed.success || id === undefined) return failure(entity, reasons, warnings);
+  if (reasons.length > 0 || !parsed.success || id === undefined) return writeFailure(entity, reasons, warnings);
 
   // The adapter's own checks see only items that passed everything else (see StoreAdapter.checkOrder).
   const store = adapter.entity(entity);
   const own = await store.check(parsed.data as never, { signal });
-  if (own.length > 0) return failure(entity, own, warnings);
+  if (own.length > 0) return writeFailure(entity, own, warnings);
 
   // The binding may already have answered a timed-out request: never write after that.
   signal.throwIfAborted();

@@ -62,21 +62,30 @@ describe('write bodies', () => {
     ['{"_id": "x",', /^the body is not valid JSON/],
     ['', /^the body is empty/],
     ['   ', /^the body is empty/],
-  ])('malformed JSON %p is a 400 {error}', async (body, message) => {
+  ])('malformed JSON %p is a 400 with the write failure structure', async (body, message) => {
     const r = await post(`${store.base}/orders?jobid=1&id=x`, body);
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatch(message);
+    expect(r.body).toMatchObject({ success: false, code: 400, warnings: [] });
+    expect(r.body.error).toMatch(new RegExp(`^order not stored: ${message.source.slice(1)}`));
+    expect(r.body.reasons).toHaveLength(1);
+    expect(r.body.reasons[0].msg).toMatch(message);
     expect(spy.calls).toEqual([]);
   });
 
-  it('invalid UTF-8 is a 400', async () => {
+  it('invalid UTF-8 is a 400 with the write failure structure', async () => {
     const res = await fetch(`${store.base}/orders?jobid=1&id=x`, {
       method: 'POST',
       headers: { SvcKey: KEY, 'content-type': 'application/json' },
       body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toBe('the body is not valid UTF-8');
+    expect(await res.json()).toEqual({
+      success: false,
+      code: 400,
+      error: 'order not stored: the body is not valid UTF-8',
+      reasons: [{ msg: 'the body is not valid UTF-8' }],
+      warnings: [],
+    });
   });
 
   it.each([
