@@ -8,6 +8,9 @@ import { createMemoryAdapter } from '../../adapters/memory';
 
 export const ADAPTER_SPEC_HELP = 'memory | sqlite:FILE | postgres:URL | mysql:URL';
 
+/** How `--help` names the default of `defaultAdapterSpec()` (which creates its file when called). */
+export const DEFAULT_ADAPTER_HELP = 'a fresh SQLite file in a temp dir, removed on exit';
+
 let defaultSpec: string | undefined;
 
 /**

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CliIO } from '../io';
-import { ADAPTER_SPEC_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
+import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, openAdapter } from '../adapter-spec';
 import { parseServeArgs } from './serve';
 import { lineLogger, startStoreServer } from '../../server/store-server';
 
@@ -22,7 +22,7 @@ until Ctrl-C.
 options:
   --port P           port to listen on (default 0: a free one)
   --demo N           demo products to seed (default 200; about N/4 orders)
-  --adapter SPEC     ${ADAPTER_SPEC_HELP} (default ${defaultAdapterSpec()})
+  --adapter SPEC     ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --key K            the SvcKey to require (or STOREBRIDGE_KEY); default: a printed throwaway key
   --exit             stop after the tour
   -h, --help         this text`;

@@ -8,7 +8,7 @@
  * from the command line itself (it is visible to every user of the machine).
  */
 import { parseArgs } from 'node:util';
-import { ADAPTER_SPEC_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
+import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { lineLogger, startStoreServer } from '../../server/store-server';
 import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier';
@@ -24,7 +24,7 @@ options:
   --port P                 port to listen on; 0 picks a free one (default 0)
   --key K                  the SvcKey callers must send (or set STOREBRIDGE_KEY); never printed
   --demo N                 seed N demo products and about N/4 orders first
-  --adapter SPEC           ${ADAPTER_SPEC_HELP} (default ${defaultAdapterSpec()})
+  --adapter SPEC           ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --pagination MODE        offset | cursor: how a list request with neither offset nor next is
                            answered (default offset); both strategies are always accepted
   --page-size N            items per list page (default 20)
