@@ -24,8 +24,8 @@ export function redisUnreachable(): string | undefined {
   if (!probed) {
     const probe = `const { Redis } = require('ioredis');
 const r = new Redis(process.argv[1], { connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
-r.on('error', () => {});
-r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, (e) => { console.error(e.message); process.exit(1); });`;
+let first; r.on('error', (e) => { first = first || e; });
+r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, (e) => { console.error((first || e).message); process.exit(1); });`;
     const r = spawnSync(process.execPath, ['-e', probe, REDIS_URL], { encoding: 'utf8', timeout: 10_000, cwd: __dirname });
     probed = { why: r.status === 0 ? undefined : (r.stderr || r.error?.message || 'no answer').trim().split('\n')[0] };
   }
