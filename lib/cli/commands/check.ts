@@ -6,6 +6,7 @@
  * last on stdout. Exits non-zero when any check fails. Write probes only with `--writes`.
  */
 import { parseArgs } from 'node:util';
+import { intArg, missingSecret, secretArg } from '../args';
 import type { CliIO } from '../io';
 import { checkEndpoints, type CheckReport } from '../../conformance/endpoint-checker';
 
@@ -50,14 +51,12 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   }
   const usage = (msg: string) => (io.err(`storebridge check: ${msg}\n\n${HELP}`), 2);
   if (positionals.length !== 1) return usage('exactly one store URL is required');
-  const key = values.key ?? process.env.STOREBRIDGE_KEY;
-  if (!key) return usage('--key K (or the STOREBRIDGE_KEY environment variable) is required');
-  const int = (text: string | undefined, fallback: number, min: number, max: number) =>
-    text === undefined ? fallback : /^\d+$/.test(text) && Number(text) >= min && Number(text) <= max ? Number(text) : undefined;
-  const pageSize = int(values['page-size'], 100, 0, 100_000);
-  const timeoutMs = int(values.timeout, 60_000, 1, 3_600_000);
-  if (pageSize === undefined) return usage('--page-size must be an integer from 0 to 100000');
-  if (timeoutMs === undefined) return usage('--timeout must be an integer from 1 to 3600000');
+  const key = secretArg(values.key, process.env, 'STOREBRIDGE_KEY');
+  if (!key) return usage(missingSecret('--key K', 'STOREBRIDGE_KEY'));
+  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
+  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
+  if (typeof pageSize === 'string') return usage(pageSize);
+  if (typeof timeoutMs === 'string') return usage(timeoutMs);
   const controller = new AbortController();
   void io.shutdownSignal().then(() => controller.abort());
   let report: CheckReport;

@@ -7,6 +7,7 @@
  * The key may come from `STOREBRIDGE_CONNECTION` instead of `--connection`; it is never printed.
  */
 import { parseArgs } from 'node:util';
+import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { createDaemon, type DaemonEvent, type DaemonReport } from '../../reverse/daemon';
@@ -58,17 +59,13 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
   } catch (err) {
     return (err as Error).message;
   }
-  const int = (name: string, text: string | undefined, fallback: number): number | string => {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 3_600_000) return `--${name} must be an integer from 1 to 3600000`;
-    return Number(text);
-  };
-  const pollMs = int('poll-ms', values['poll-ms'], 1000);
-  const timeoutMs = int('timeout-ms', values['timeout-ms'], 30_000);
-  for (const v of [pollMs, timeoutMs]) if (typeof v === 'string') return v;
+  const pollMs = intArg('poll-ms', values['poll-ms'], { min: 1, max: 3_600_000, fallback: 1000 });
+  const timeoutMs = intArg('timeout-ms', values['timeout-ms'], { min: 1, max: 3_600_000, fallback: 30_000 });
+  const problem = firstProblem([pollMs, timeoutMs]);
+  if (problem) return problem;
   if (!values.service) return '--service URL is required';
-  const key = values.connection ?? env.STOREBRIDGE_CONNECTION;
-  if (!key) return '--connection KEY (or the STOREBRIDGE_CONNECTION environment variable) is required';
+  const key = secretArg(values.connection, env, 'STOREBRIDGE_CONNECTION');
+  if (!key) return missingSecret('--connection KEY', 'STOREBRIDGE_CONNECTION');
   if (!values.adapter) return `--adapter is required (${ADAPTER_SPEC_HELP})`;
   if (values.json && !values.once) return '--json needs --once';
   return { service: values.service, key, adapter: values.adapter, once: Boolean(values.once), json: Boolean(values.json), pollMs: pollMs as number, timeoutMs: timeoutMs as number };

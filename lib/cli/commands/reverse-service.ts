@@ -9,6 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
+import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { seedDemo } from '../../server/store-server';
@@ -59,17 +60,13 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
   } catch (err) {
     return (err as Error).message;
   }
-  const int = (name: string, text: string | undefined, min: number, max: number, fallback: number): number | string => {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return `--${name} must be an integer from ${min} to ${max}`;
-    return Number(text);
-  };
-  const port = int('port', values.port, 0, 65535, 0);
-  const demo = int('demo', values.demo, 0, 10_000_000, 0);
-  const leaseMs = int('lease-ms', values['lease-ms'], 1, 86_400_000, 60_000);
-  for (const v of [port, demo, leaseMs]) if (typeof v === 'string') return v;
-  const key = values.connection ?? env.STOREBRIDGE_CONNECTION;
-  if (!key) return '--connection KEY (or the STOREBRIDGE_CONNECTION environment variable) is required';
+  const port = intArg('port', values.port, { min: 0, max: 65535, fallback: 0 });
+  const demo = intArg('demo', values.demo, { min: 0, max: 10_000_000, fallback: 0 });
+  const leaseMs = intArg('lease-ms', values['lease-ms'], { min: 1, max: 86_400_000, fallback: 60_000 });
+  const problem = firstProblem([port, demo, leaseMs]);
+  if (problem) return problem;
+  const key = secretArg(values.connection, env, 'STOREBRIDGE_CONNECTION');
+  if (!key) return missingSecret('--connection KEY', 'STOREBRIDGE_CONNECTION');
   return { port: port as number, host: values.host ?? '127.0.0.1', key, adapter: values.adapter ?? 'memory', demo: demo as number, leaseMs: leaseMs as number };
 }
 

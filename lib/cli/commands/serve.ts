@@ -8,6 +8,7 @@
  * from the command line itself (it is visible to every user of the machine).
  */
 import { parseArgs } from 'node:util';
+import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { lineLogger, startStoreServer } from '../../server/store-server';
@@ -101,19 +102,15 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
   } catch (err) {
     return (err as Error).message;
   }
-  const int = (name: string, text: string | undefined, min: number, max: number): number | string | undefined => {
-    if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return `--${name} must be an integer from ${min} to ${max}`;
-    return Number(text);
-  };
-  const port = int('port', values.port, 0, 65535) ?? 0;
-  const demo = int('demo', values.demo, 0, 10_000_000) ?? 0;
-  const pageSize = int('page-size', values['page-size'], 1, 100_000);
-  for (const v of [port, demo, pageSize]) if (typeof v === 'string') return v;
-  const key = values.key ?? (env.STOREBRIDGE_KEY || undefined);
+  const port = intArg('port', values.port, { min: 0, max: 65535, fallback: 0 });
+  const demo = intArg('demo', values.demo, { min: 0, max: 10_000_000, fallback: 0 });
+  const pageSize = intArg('page-size', values['page-size'], { min: 1, max: 100_000, fallback: undefined });
+  const problem = firstProblem([port, demo, pageSize]);
+  if (problem) return problem;
+  const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
   const scaleArgs = parseScaleArgs(values as Parameters<typeof parseScaleArgs>[0], env, key !== undefined);
   if (typeof scaleArgs === 'string') return scaleArgs;
-  if (keyRequired && !key && !scaleArgs.jwt) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
+  if (keyRequired && !key && !scaleArgs.jwt) return missingSecret('--key K', 'STOREBRIDGE_KEY');
   if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) return 'the key must be visible ASCII characters without spaces';
   const pagination = values.pagination ?? 'offset';
   if (pagination !== 'offset' && pagination !== 'cursor') return '--pagination must be offset or cursor';
@@ -121,9 +118,9 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
   const rl = values['rate-limit'];
   if (rl === 'off') rateLimit = false;
   else if (rl !== undefined) {
-    const n = int('rate-limit', rl, 1, 1_000_000_000);
+    const n = intArg('rate-limit', rl, { min: 1, max: 1_000_000_000, fallback: 0 });
     if (typeof n === 'string') return `${n} (or off)`;
-    rateLimit = { limit: n!, windowMs: 60_000 };
+    rateLimit = { limit: n, windowMs: 60_000 };
   }
   if (scaleArgs.redis !== undefined && rateLimit === false) return '--redis shares the rate limit, so it cannot be combined with --rate-limit off';
   return {
@@ -174,10 +171,9 @@ function parseScaleArgs(
     return message as string;
   }
   if (out.jwt && !hasStaticKey && out.cursorSecret === undefined) return '--cursor-secret-env ENV is required with --jwt-key and no --key (every replica needs the same cursor secret)';
-  if (values['metrics-port'] !== undefined) {
-    if (!/^\d+$/.test(values['metrics-port']) || Number(values['metrics-port']) > 65535) return '--metrics-port must be an integer from 0 to 65535';
-    out.metricsPort = Number(values['metrics-port']);
-  }
+  const metricsPort = intArg('metrics-port', values['metrics-port'], { min: 0, max: 65535, fallback: undefined });
+  if (typeof metricsPort === 'string') return metricsPort;
+  out.metricsPort = metricsPort;
   return out;
 }
 

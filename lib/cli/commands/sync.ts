@@ -6,6 +6,7 @@
  * from `STOREBRIDGE_KEY`; it is never printed.
  */
 import { parseArgs } from 'node:util';
+import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
@@ -85,18 +86,14 @@ function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
   } catch {
     return `"${url}" is not a URL`;
   }
-  const key = values.key ?? env.STOREBRIDGE_KEY;
-  if (!key) return '--key K (or the STOREBRIDGE_KEY environment variable) is required';
-  const int = (name: string, text: string | undefined, fallback: number, min: number, max: number): number | string => {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return `--${name} must be an integer from ${min} to ${max}`;
-    return Number(text);
-  };
-  const pageSize = int('page-size', values['page-size'], 100, 0, 100_000);
-  const concurrency = int('concurrency', values.concurrency, 1, 1, 64);
-  const timeoutMs = int('timeout', values.timeout, 60_000, 1, 3_600_000);
-  const retries = int('retries', values.retries, 3, 0, 100);
-  for (const v of [pageSize, concurrency, timeoutMs, retries]) if (typeof v === 'string') return v;
+  const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
+  if (!key) return missingSecret('--key K', 'STOREBRIDGE_KEY');
+  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
+  const concurrency = intArg('concurrency', values.concurrency, { min: 1, max: 64, fallback: 1 });
+  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
+  const retries = intArg('retries', values.retries, { min: 0, max: 100, fallback: 3 });
+  const problem = firstProblem([pageSize, concurrency, timeoutMs, retries]);
+  if (problem) return problem;
   const strategy = values.strategy ?? 'auto';
   if (strategy !== 'auto' && strategy !== 'offset' && strategy !== 'cursor') return '--strategy must be auto, offset or cursor';
   if (values.incremental && !values.state) return '--incremental needs --state FILE (the high water of the last run is kept there)';
