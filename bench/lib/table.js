@@ -62,7 +62,7 @@ function table(results) {
       const w = x.perPageWrites;
       add('4a′ (comparison, not the engine) same walk, one sink transaction per page', `${fmt(w.vsFloor, 1)}×`, '≤ 4×', undefined, `${fmt(w.ms, 0, ' ms')}; caller RSS ${fmt(w.callerPeakRssMb, 0, ' MiB')}; same items ${w.itemsOk}`);
     }
-    add('4b peak RSS, store / caller', `${fmt(x.storePeakRssMb, 0, ' MiB')} / ${fmt(x.callerPeakRssMb, 0, ' MiB')}`, '≤ 256 MiB each', x.storePeakRssMb.median <= 256 && x.callerPeakRssMb.median <= 256);
+    add(`4b peak RSS, store / caller (${x.products.toLocaleString('en')} products)`, `${fmt(x.storePeakRssMb, 0, ' MiB')} / ${fmt(x.callerPeakRssMb, 0, ' MiB')}`, '≤ 256 MiB each', x.storePeakRssMb.median <= 256 && x.callerPeakRssMb.median <= 256);
     if (cs.large) {
       const y = cs.large;
       add(

@@ -48,7 +48,7 @@ async function onDatabase(name, spec, n, reps) {
 }
 
 async function run({ quick }) {
-  const n = quick ? 100_000 : 1_000_000;
+  const n = quick ? 50_000 : 1_000_000;
   const reps = quick ? 15 : 31;
   const t0 = nowMs();
   const sqliteFile = await seed.sqliteCatalog(n);

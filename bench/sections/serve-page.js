@@ -31,7 +31,7 @@ async function measure(kind, { catalog, warmupS, durationS, connections }) {
 
 async function run({ quick }) {
   const opts = quick
-    ? { reps: 3, warmupS: 0.5, durationS: 2, connections: 10, catalog: 1000 }
+    ? { reps: 3, warmupS: 0.5, durationS: 1.5, connections: 10, catalog: 1000 }
     : { reps: 5, warmupS: 2, durationS: 5, connections: 10, catalog: 1000 };
   const kinds = quick ? ['kit', 'fastify', 'express', 'raw'] : ['kit', 'kit-http', 'fastify', 'express', 'raw'];
   const runs = Object.fromEntries(kinds.map((k) => [k, []]));
