@@ -114,6 +114,9 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
+/** Rows per multi-row statement of `upsertMany` (5 parameters a row stays far under every driver's limit). */
+const BATCH_ROWS = 100;
+
 interface Row {
   _id: unknown;
   last_updated: unknown;
@@ -201,13 +204,55 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
       const batch = items.slice(i, i + size);
       out.push(
         ...(await this.writeTransaction(options.signal, async (trx) => {
-          const results: UpsertResult<T>[] = [];
-          for (const item of batch) results.push(await this.writeOne(trx, item, options));
-          return results;
+          if (new Set(batch.map((item) => item._id)).size < batch.length) {
+            // The same _id twice: each write must see the one before it, so one at a time.
+            const results: UpsertResult<T>[] = [];
+            for (const item of batch) results.push(await this.writeOne(trx, item, options));
+            return results;
+          }
+          return this.writeBatch(trx, batch, options);
         })),
       );
     }
     return out;
+  }
+
+  /**
+   * A batch of distinct ids in one transaction with few statements: one read of the existing rows
+   * (locked on PostgreSQL / MySQL), `resolveWrite` per item, updates one by one, new rows in
+   * multi-row inserts, the count incremented once. Same outcome as `writeOne` per item.
+   */
+  private async writeBatch(trx: Transaction<any>, batch: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]> {
+    const db = this.scoped(trx);
+    const existing = new Map<string, string>();
+    for (let i = 0; i < batch.length; i += BATCH_ROWS) {
+      const ids = batch.slice(i, i + BATCH_ROWS).map((item) => item._id);
+      let select = db.selectFrom(this.table).select(['_id', 'doc']).where('_id', 'in', ids);
+      if (this.config.kind !== 'sqlite') select = select.forUpdate();
+      for (const row of (await select.execute()) as Row[]) existing.set(text(row._id), row.doc);
+    }
+    const results: UpsertResult<T>[] = [];
+    const inserts: Record<string, unknown>[] = [];
+    const updates: Array<{ id: string; values: Record<string, unknown> }> = [];
+    for (const item of batch) {
+      const before = existing.get(item._id);
+      const result = resolveWrite(before === undefined ? undefined : (JSON.parse(before) as T), item, options);
+      results.push(result);
+      if (!result.changed) continue;
+      const values: Record<string, unknown> = { last_updated: result.item.last_updated, doc: JSON.stringify(result.item) };
+      if (this.entity === 'products') values.sku = this.skuColumn(result.item.sku);
+      if (before === undefined) inserts.push({ _id: item._id, ...values });
+      else updates.push({ id: item._id, values });
+    }
+    options.signal.throwIfAborted();
+    for (const { id, values } of updates) await db.updateTable(this.table).set(values).where('_id', '=', id).execute();
+    // A concurrent creator of one of these _ids makes an insert fail on the primary key: retried.
+    for (let i = 0; i < inserts.length; i += BATCH_ROWS) await db.insertInto(this.table).values(inserts.slice(i, i + BATCH_ROWS)).execute();
+    if (inserts.length > 0) {
+      const { sql } = loadKysely();
+      await db.updateTable(this.config.names.counts).set({ n: sql`n + ${inserts.length}` }).where('entity', '=', this.entity).execute();
+    }
+    return results;
   }
 
   private skuColumn(sku: string | undefined): string | null {
