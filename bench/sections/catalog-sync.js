@@ -5,6 +5,7 @@
  * process; peak RSS of each from /proc (VmHWM). The in-process floor — JSON.stringify then
  * JSON.parse of the same products — is measured in its own process next to every sync run.
  */
+const fs = require('node:fs');
 const path = require('node:path');
 const kit = require('../lib/kit');
 const seed = require('../lib/seed');
@@ -20,7 +21,9 @@ async function syncOnce(file, pageSize, writes = 'engine') {
   try {
     const sink = path.join(seed.CACHE_DIR, `sink-${process.pid}.db`);
     const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}`, `sqlite:${sink}`, 'auto', '1', String(pageSize), writes]);
-    return { ...result, storePeakRss: store.peakRss() };
+    const storePeakRss = store.peakRss();
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(sink + suffix, { force: true });
+    return { ...result, storePeakRss };
   } finally {
     await store.stop();
   }
