@@ -11,7 +11,7 @@ const STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
 const CALLER = path.join(__dirname, '..', 'servers', 'sync-caller.js');
 
 async function run({ quick }) {
-  const products = quick ? 4000 : 10_000;
+  const products = 10_000;
   const pageSize = 100;
   const reps = quick ? 2 : 5;
   const delayMs = 50;
