@@ -126,6 +126,32 @@ export interface EntityStore<T extends { _id: string; last_updated?: number }> {
    * update nor create two rows.
    */
   upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>>;
+  /**
+   * Optional: many upserts in one call (the sync engine writes each fetched page with one call;
+   * seeding uses it too). Implement it when your database can do better than one transaction per
+   * item. Contract:
+   * - the same rule as `upsert` for every item (`resolveWrite`), and each item is written
+   *   atomically; the call as a whole need not be (on a failure, a prefix or any subset of the
+   *   items may be stored — each either whole or not at all);
+   * - the results are in input order, one per item, `results[i].item._id === items[i]._id`;
+   * - an `_id` repeated in one call is applied in input order, each occurrence seeing the one
+   *   before it, exactly as sequential `upsert`s would (callers normally pass distinct `_id`s);
+   * - an aborted `signal` before anything is written rejects and stores nothing.
+   * Without it, the kit calls `upsert` once per item. `BaseEntityStore` provides that loop.
+   *
+   * @example One transaction per batch (a SQL store; `writeOne` applies `resolveWrite` to one row):
+   * ```ts
+   * async upsertMany(items: readonly Product[], options: WriteOptions) {
+   *   options.signal.throwIfAborted();
+   *   return this.db.transaction().execute(async (trx) => {
+   *     const results = [];
+   *     for (const item of items) results.push(await this.writeOne(trx, item, options));
+   *     return results;
+   *   });
+   * }
+   * ```
+   */
+  upsertMany?(items: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]>;
 }
 
 /** The adapter: products, orders, and optional business checks. */
@@ -225,6 +251,14 @@ export abstract class BaseEntityStore<T extends { _id: string; last_updated?: nu
       if (result.changed) await this.put(result.item, options);
       return result;
     });
+  }
+
+  /** Default: `upsert` for each item in turn (override it with one transaction per batch). */
+  async upsertMany(items: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]> {
+    options.signal.throwIfAborted();
+    const results: UpsertResult<T>[] = [];
+    for (const item of items) results.push(await this.upsert(item, options));
+    return results;
   }
 }
 

@@ -95,6 +95,17 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
     return result;
   }
 
+  /** Synchronous, so the whole batch is atomic (no other call runs in between). */
+  async upsertMany(items: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]> {
+    options.signal?.throwIfAborted();
+    return items.map((item) => {
+      const existing = this.byId.get(item._id);
+      const result = resolveWrite(existing?.doc, item, options);
+      if (result.changed) this.store(result.item, existing);
+      return result;
+    });
+  }
+
   /** Writes an item without the write rule (seeding). Replaces an existing `_id`. */
   seed(item: T): void {
     this.store({ ...item, last_updated: item.last_updated ?? 0 }, this.byId.get(item._id));

@@ -11,6 +11,7 @@ import type { InvalidItem, WalkAnomaly, WalkPosition } from '../client/catalog-w
 import { StoreBadRequestError } from '../client/client-errors';
 import type { CheckpointStore, EntityProgress, RunCheckpoint, SyncState } from './checkpoint-store';
 import { SyncBusyError } from './sync-errors';
+import { ReadAhead } from './read-ahead';
 
 export type SyncMode = 'full' | 'incremental';
 
@@ -119,7 +120,9 @@ export async function runSync(options: SyncRunOptions): Promise<SyncReport> {
   if (busy.has(connectionId)) throw new SyncBusyError(connectionId);
   busy.add(connectionId);
   try {
-    return await execute(options, guardAdapter(options.sink));
+    // The client has validated every item with the contract schema, and the run uses only
+    // `changed` of a write's result: the sink's returned items are checked by key only.
+    return await execute(options, guardAdapter(options.sink, { validateWrites: 'keys' }));
   } finally {
     busy.delete(connectionId);
   }
@@ -200,49 +203,66 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
     if (!start) Object.assign(progress, emptyProgress());
     const store = sink.entity(entity);
     const boundary = run.stopBelow[entity];
+    // Aborts a page fetched ahead when the run stops (a failed write, an error, the boundary).
+    const stop = new AbortController();
     const walk = client.walk(entity, {
       jobid: run.jobid,
       sortorder: mode === 'incremental' ? 'desc' : 'asc',
       strategy: options.strategy,
       concurrency: options.concurrency,
       start,
-      signal,
+      signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal,
     });
     run.entity = entity;
-    for await (const page of walk.pages()) {
-      // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
-      const p = { ...progress };
-      let reachedBoundary = false;
-      let hw = run.highWater[entity];
-      for (const item of page.fresh) {
-        if (boundary !== undefined && (item.last_updated ?? 0) < boundary) {
-          reachedBoundary = true;
-          break;
+    const pages = new ReadAhead(walk.pages());
+    const writeOptions = () => ({ lastUpdated: 'keep' as const, now: now(), signal: signal ?? new AbortController().signal });
+    try {
+      for (let next = await pages.next(); !next.done; next = await pages.next()) {
+        const page = next.value;
+        let items = page.fresh;
+        let reachedBoundary = false;
+        if (boundary !== undefined) {
+          const cut = items.findIndex((item) => (item.last_updated ?? 0) < boundary);
+          if (cut >= 0) {
+            items = items.slice(0, cut);
+            reachedBoundary = true;
+          }
         }
-        const r = await store.upsert(item as never, { lastUpdated: 'keep', now: now(), signal: signal ?? new AbortController().signal });
-        p.seen++;
-        if (r.changed) p.written++;
-        else p.unchanged++;
-        hw = Math.max(hw ?? 0, item.last_updated ?? 0);
+        // Page n + 1 is fetched while page n is written; its checkpoint is saved only after the
+        // write, so a crash or a failed write resumes after the last page written whole.
+        if (!reachedBoundary) pages.prefetch();
+        const results = await store.upsertMany(items as never[], writeOptions());
+        // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
+        const p = { ...progress };
+        let hw = run.highWater[entity];
+        for (let i = 0; i < items.length; i++) {
+          p.seen++;
+          if (results[i].changed) p.written++;
+          else p.unchanged++;
+          hw = Math.max(hw ?? 0, items[i].last_updated ?? 0);
+        }
+        for (const item of page.invalid) {
+          p.invalid++;
+          if (invalidItems.length < MAX_LISTED) invalidItems.push(item);
+          emit({ type: 'invalid', entity, item });
+        }
+        for (const anomaly of page.anomalies) {
+          if (anomaly.kind === 'duplicate') p.duplicates++;
+          else p.anomalies++;
+          if (anomalies.length < MAX_LISTED) anomalies.push({ ...anomaly, entity });
+          emit({ type: 'anomaly', entity, anomaly });
+        }
+        Object.assign(progress, p);
+        if (hw !== undefined) run.highWater[entity] = hw;
+        run.position = reachedBoundary ? undefined : page.position;
+        itemsTotal[entity] = page.paging.itemsTotal;
+        await save();
+        emit({ type: 'page', entity, seen: progress.seen, itemsTotal: page.paging.itemsTotal, written: progress.written, position: run.position });
+        if (reachedBoundary) break;
       }
-      for (const item of page.invalid) {
-        p.invalid++;
-        if (invalidItems.length < MAX_LISTED) invalidItems.push(item);
-        emit({ type: 'invalid', entity, item });
-      }
-      for (const anomaly of page.anomalies) {
-        if (anomaly.kind === 'duplicate') p.duplicates++;
-        else p.anomalies++;
-        if (anomalies.length < MAX_LISTED) anomalies.push({ ...anomaly, entity });
-        emit({ type: 'anomaly', entity, anomaly });
-      }
-      Object.assign(progress, p);
-      if (hw !== undefined) run.highWater[entity] = hw;
-      run.position = reachedBoundary ? undefined : page.position;
-      itemsTotal[entity] = page.paging.itemsTotal;
-      await save();
-      emit({ type: 'page', entity, seen: progress.seen, itemsTotal: page.paging.itemsTotal, written: progress.written, position: run.position });
-      if (reachedBoundary) break;
+    } finally {
+      stop.abort();
+      await pages.close();
     }
     // A total mismatch is noted when the walk ends, after its last page.
     for (const anomaly of walk.summary.anomalies) {

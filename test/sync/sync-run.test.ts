@@ -80,8 +80,9 @@ describe('crash and resume', () => {
       const requestsBefore = client.stats.requests;
       const resumed = await runSync({ connectionId: 'c', client, sink, checkpoints });
       expect(resumed).toMatchObject({ ok: true, resumed: true, jobid: 1, products: { count: 300, seen: 300, duplicates: 0 }, orders: { count: 75, seen: 75 } });
-      // Only what was left is fetched again: 300/40 → 8 product pages and 2 order pages in all.
-      expect(resumed.requests).toBe(10);
+      // Only what was left is fetched again: 300/40 → 8 product pages and 2 order pages in all, plus
+      // the page the crashed run had fetched ahead (read-ahead) and never wrote.
+      expect(resumed.requests).toBe(11);
       expect(client.stats.requests - requestsBefore).toBe(10 - crashAfter);
       await sameAsCatalog(sink);
       expect((await checkpoints.load('c'))?.run).toBeUndefined();
@@ -110,9 +111,10 @@ describe('crash and resume', () => {
       expect(crashed).toMatchObject({ ok: false, error: { name: 'AdapterError' }, products: { seen: 50 } });
       const resumed = await runSync({ connectionId: 'c', client, sink: real, checkpoints });
       expect(resumed).toMatchObject({ ok: true, resumed: true, products: { count: 300, seen: 300 }, orders: { count: 75 } });
-      // Pages at offsets 0 and 25 were done: the resumed walk starts at 50.
+      // Pages at offsets 0 and 25 were done: the resumed walk starts at 50 (75 was read ahead
+      // while 50 was being written, and dropped when that write failed).
       expect(store.requests.filter((u) => u.pathname === '/products').map((u) => u.searchParams.get('offset'))).toEqual(
-        [null, '25', '50', '50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))],
+        [null, '25', '50', '75', '50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))],
       );
       await sameAsCatalog(real);
     } finally {
