@@ -231,7 +231,7 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
         // Page n + 1 is fetched while page n is written; its checkpoint is saved only after the
         // write, so a crash or a failed write resumes after the last page written whole.
         if (!reachedBoundary) pages.prefetch();
-        const results = await store.upsertMany(items as never[], writeOptions());
+        const results = items.length > 0 ? await store.upsertMany(items as never[], writeOptions()) : [];
         // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
         const p = { ...progress };
         let hw = run.highWater[entity];
