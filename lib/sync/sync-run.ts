@@ -204,16 +204,20 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
     const store = sink.entity(entity);
     const boundary = run.stopBelow[entity];
     // Aborts a page fetched ahead when the run stops (a failed write, an error, the boundary).
+    // (A linked controller, not AbortSignal.any: the package supports Node 20.0, which lacks it.)
     const stop = new AbortController();
+    const onAbort = () => stop.abort(signal!.reason);
     const walk = client.walk(entity, {
       jobid: run.jobid,
       sortorder: mode === 'incremental' ? 'desc' : 'asc',
       strategy: options.strategy,
       concurrency: options.concurrency,
       start,
-      signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal,
+      signal: stop.signal,
     });
     run.entity = entity;
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     const pages = new ReadAhead(walk.pages());
     const writeOptions = () => ({ lastUpdated: 'keep' as const, now: now(), signal: signal ?? new AbortController().signal });
     try {
@@ -261,6 +265,7 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
         if (reachedBoundary) break;
       }
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       stop.abort();
       await pages.close();
     }
