@@ -9,8 +9,8 @@
  * (with @types/express 4), so the router is mounted in both and the package's own `require('express')`
  * meets both.
  *
- * A third consumer is installed by npm itself (`npm install --offline <tarball>`, from the npm cache)
- * to prove npm resolves the packed manifest's dependencies.
+ * A third consumer is installed by npm itself (`npm install --prefer-offline <tarball>`: the npm cache
+ * first, the registry for what it lacks) to prove npm resolves the packed manifest's dependencies.
  *
  * In each root: an ESM and a CommonJS JavaScript consumer import the main entry and every subpath,
  * mount the router (plus the OpenAPI handler and the reverse router) in Express apps on loopback and
@@ -168,13 +168,15 @@ it('TypeScript with only the declared dependencies: no type error but the known 
   expect(unexpected).toEqual([]);
 }, 60_000);
 
-it('npm itself installs the tarball offline (dependencies resolved from the packed manifest) and the CommonJS consumer runs', async () => {
+it('npm itself installs the tarball (dependencies resolved from the packed manifest) and the CommonJS consumer runs', async () => {
   const root = join(work, 'npm-install');
   mkdirSync(root);
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'consumer-npm', private: true }));
   for (const file of ['scenario.cjs', 'consumer.cjs']) copyFileSync(join(CONSUMER, file), join(root, file));
-  // --offline: only the npm cache (filled by `npm ci`), never the network.
-  await inRoot(root, 'npm', ['install', '--no-save', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, 'express@^5', 'express4@npm:express@^4']);
+  // --prefer-offline: tarballs come from the npm cache `npm ci` filled, but `npm ci` installs from the
+  // lock's URLs and caches no packument, so resolving the manifest's ranges (`zod@^4…`) may need the
+  // registry on a fresh machine (--offline failed there with ERESOLVE "express@undefined").
+  await inRoot(root, 'npm', ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, 'express@^5', 'express4@npm:express@^4']);
   const result = lastJson(await inRoot(root, process.execPath, ['consumer.cjs']));
   expect(result.apps.express).toMatchObject({ express: expect.stringMatching(/^5\./), list: { status: 200 }, noKey: 401 });
   expect(result.apps.express4).toMatchObject({ express: expect.stringMatching(/^4\./), list: { status: 200 }, noKey: 401 });
