@@ -71,3 +71,69 @@ describe('parseWire', () => {
     expect(findUnknownFields(ProductSchema, { _id: 'p', properties: [{ extraattributes: { x: '1' }, extra: 1 }] })).toEqual(['properties.0.extra']);
   });
 });
+
+describe('the key walks, on random JSON (fast-check)', () => {
+  const fc = require('fast-check') as typeof import('fast-check');
+  const key = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', '_id', 'sku', 'variations', 'prices', 'extra'), fc.string({ maxLength: 4 }));
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 0 }), tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    // Built from text, as a request body is: JSON.parse makes "__proto__" an own member.
+    object: fc.array(fc.tuple(key, tie('value')), { maxLength: 5 }).map((entries) => JSON.parse(`{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`)),
+  })).value;
+
+  /** Every forbidden key's path, in document order: the plainest possible walk. */
+  function allForbidden(value: unknown, path: string, out: string[]): string[] {
+    if (Array.isArray(value)) value.forEach((v, i) => allForbidden(v, `${path}.${i}`, out));
+    else if (value && typeof value === 'object') {
+      for (const k of Object.keys(value)) {
+        const child = path ? `${path}.${k}` : k;
+        if (['__proto__', 'constructor', 'prototype'].includes(k)) out.push(child);
+        allForbidden((value as Record<string, unknown>)[k], child, out);
+      }
+    }
+    return out;
+  }
+
+  it('findForbiddenKey names the first forbidden key in document order, or none', () => {
+    fc.assert(
+      fc.property(json, fc.constantFrom('', 'order'), (value, label) => {
+        const first = allForbidden(value, label, [])[0];
+        expect(findForbiddenKey(value, label)).toBe(first);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('findUnknownFields lists exactly the top-level members ProductSchema lacks, with nested paths below declared ones', () => {
+    fc.assert(
+      fc.property(fc.dictionary(key.filter((k) => !k.includes('.')), json, { maxKeys: 6 }), (members) => {
+        const product = { _id: 'p', ...members };
+        const found = findUnknownFields(ProductSchema, product);
+        const declared = Object.keys(ProductSchema.shape);
+        for (const k of Object.keys(product)) {
+          if (!declared.includes(k)) expect(found).toContain(k);
+        }
+        for (const p of found) {
+          const [top] = p.split('.');
+          expect(Object.keys(product)).toContain(top);
+          if (p === top) expect(declared).not.toContain(top);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('parseWire refuses exactly the values with a forbidden key (naming it), else reports the same unknown fields as findUnknownFields', () => {
+    fc.assert(
+      fc.property(fc.dictionary(key, json, { maxKeys: 6 }), (members) => {
+        const product = { _id: 'p', ...members };
+        const forbidden = allForbidden(product, 'product', [])[0];
+        const r = parseWire(ProductSchema, product, 'product');
+        if (forbidden) expect(r).toEqual({ ok: false, error: `${forbidden}: this key name is not allowed`, unknownFields: [] });
+        else expect(r.unknownFields).toEqual(findUnknownFields(ProductSchema, product, 'product'));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
