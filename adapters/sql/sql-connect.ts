@@ -116,6 +116,9 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   return { kind, db: kyselyFor(kind, target, options) };
 }
 
+/** Page size of the SQLite databases the adapter creates. */
+export const SQLITE_PAGE_SIZE = 16_384;
+
 function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
@@ -129,6 +132,11 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
     if (!memory) mkdirSync(dirname(file), { recursive: true });
     const database = new Database(file);
     database.pragma(`busy_timeout = ${busy}`);
+    // 16 KiB pages for a new database (an existing file keeps its size; SQLite ignores this then):
+    // documents of 1–5 KB fit one per 4 KiB page, wasting ~40%. Measured on 100,000 demo products:
+    // writes in 100-row transactions -30%, keyset pages -30%, full scans -37%, file -16%; point
+    // reads +7% (~7 µs each). See docs/sql-adapter.md.
+    database.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
     if (!memory) {
       // WAL: readers never block the writer; NORMAL is durable across application crashes in WAL mode.
       database.pragma('journal_mode = WAL');

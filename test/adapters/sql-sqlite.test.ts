@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CompiledQuery } from 'kysely';
-import { createSqlAdapter, migrateSqlSchema, type SqlAdapter } from '../../adapters/sql';
+import { createSqlAdapter, migrateSqlSchema, openSqlAdapter, type SqlAdapter } from '../../adapters/sql';
 import type { ListOptions } from '../../lib/adapter';
 
 const live = () => new AbortController().signal;
@@ -86,6 +86,34 @@ describe('SQL adapter on SQLite', () => {
     expect(page.map((x) => x._id)).toEqual(['p004991', 'p004992', 'p004993']);
     expect(await a.products.count({ signal: live() })).toBe(5000);
     await a.close();
+  });
+
+  test('a new file gets 16 KiB pages; an existing file keeps its page size and its data', async () => {
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    const pageSize = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.pragma('page_size', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    const fresh = join(dir, 'fresh.db');
+    const a = await openSqlAdapter(`sqlite:${fresh}`);
+    await a.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'now', now: 5, signal: live() });
+    await a.close();
+    expect(pageSize(fresh)).toBe(16_384);
+
+    const old = join(dir, 'old.db');
+    const legacy = new Database(old);
+    legacy.pragma('page_size = 4096');
+    legacy.exec('create table keep (x integer)');
+    legacy.close();
+    const b = await openSqlAdapter(`sqlite:${old}`);
+    await b.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'now', now: 5, signal: live() });
+    expect((await b.products.get('p1', { signal: live() }))?.sku).toBe('S1');
+    await b.close();
+    expect(pageSize(old)).toBe(4096);
   });
 
   test('the count is a maintained row, not count(*): it follows inserts only', async () => {
