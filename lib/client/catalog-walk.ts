@@ -10,6 +10,7 @@ import type { Paging, SortOrder } from '../contract/messages';
 import { compareKeys, keyOf } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import { StorePagingError } from './client-errors';
+import { CompactStringSet } from './compact-string-set';
 
 /** Where a walk stands: resume a walk by passing this back as `start`. */
 export type WalkPosition = { readonly offset: number } | { readonly next: string };
@@ -83,9 +84,17 @@ const MAX_EMPTY_CURSOR_PAGES = 10;
 const received = (page: ListPage<unknown>) => page.items.length + page.invalid.length;
 const MAX_REPORTED_ANOMALIES = 1000;
 
+/** The cursors a walk has followed (one per page: compact too), starting with `first`. */
+function cursorsSeen(first: string): CompactStringSet {
+  const set = new CompactStringSet();
+  set.add(first);
+  return set;
+}
+
 export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   readonly summary: WalkSummary = { pages: 0, items: 0, duplicates: 0, invalid: 0, itemsTotal: undefined, maxPageBytes: 0, maxPageMs: 0, anomalies: [], complete: false };
-  private readonly seen = new Set<string>();
+  /** Every `_id` yielded so far (compact and off-heap: a walk can hold millions). */
+  private readonly seen = new CompactStringSet();
   private last: { last_updated: number; _id: string } | undefined;
   private started = false;
   /** Where an offset walk started (items before it count as received for the total check). */
@@ -141,12 +150,11 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     s.itemsTotal = page.paging.itemsTotal;
     const fresh: ItemOf<E>[] = [];
     for (const item of page.items) {
-      if (this.seen.has(item._id)) {
+      if (!this.seen.add(item._id)) {
         s.duplicates++;
         this.note({ kind: 'duplicate', _id: item._id }, anomalies);
         continue;
       }
-      this.seen.add(item._id);
       const key = keyOf(item);
       if (this.last && sign * compareKeys(key, this.last) < 0) {
         this.note({ kind: 'sort-order', _id: item._id, previousId: this.last._id }, anomalies);
@@ -180,12 +188,12 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     if (strategy === 'cursor' || next !== undefined) {
       yield this.accept(first, next === undefined ? undefined : { next });
       if (next === undefined) return this.finish(this.summary.items + this.summary.invalid);
-      return yield* this.cursorWalk(next, signal, new Set([next]));
+      return yield* this.cursorWalk(next, signal, cursorsSeen(next));
     }
     yield* this.offsetContinue(first, 0, signal);
   }
 
-  private async *cursorWalk(start: string, signal: AbortSignal, seenCursors = new Set<string>([start])): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
+  private async *cursorWalk(start: string, signal: AbortSignal, seenCursors = cursorsSeen(start)): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
     let next = start;
     let emptyRun = 0;
     for (;;) {

@@ -100,7 +100,7 @@ describe('SQL adapter on SQLite', () => {
     };
     const fresh = join(dir, 'fresh.db');
     const a = await openSqlAdapter(`sqlite:${fresh}`);
-    await a.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'now', now: 5, signal: live() });
+    await a.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'touch', now: 5, signal: live() });
     await a.close();
     expect(pageSize(fresh)).toBe(16_384);
 
@@ -110,7 +110,7 @@ describe('SQL adapter on SQLite', () => {
     legacy.exec('create table keep (x integer)');
     legacy.close();
     const b = await openSqlAdapter(`sqlite:${old}`);
-    await b.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'now', now: 5, signal: live() });
+    await b.products.upsert({ _id: 'p1', sku: 'S1' }, { lastUpdated: 'touch', now: 5, signal: live() });
     expect((await b.products.get('p1', { signal: live() }))?.sku).toBe('S1');
     await b.close();
     expect(pageSize(old)).toBe(4096);
