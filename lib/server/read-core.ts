@@ -52,6 +52,17 @@ export function cursorLengthBound(idLength: number): number {
   return Math.ceil(((16 + 64 + 6 * idLength) * 4) / 3);
 }
 
+/**
+ * The largest item (serialized, UTF-8 bytes) that fits on an empty list page under `maxPageBytes`
+ * whatever the request: envelope, a 16-digit `offset` and `itemsTotal`, and a `next` after an item
+ * whose `_id` has `idLength` UTF-16 units. Writes refuse larger items: stored, such an item would
+ * stop every walk of the list with a 500 (`ItemTooLargeError`) at its position.
+ */
+export function maxListableItemBytes(entity: Entity, maxPageBytes: number, idLength: number): number {
+  const envelopeBytes = '{"paging":'.length + `,${JSON.stringify(entity)}:[`.length + ']}'.length;
+  return maxPageBytes - envelopeBytes - maxPagingLength(1, Number.MAX_SAFE_INTEGER, cursorLengthBound(idLength));
+}
+
 function keyOfListed(item: ListedItem<unknown>): SortKey {
   return { last_updated: item.last_updated, _id: item._id };
 }

@@ -152,9 +152,9 @@ export class StoreCore {
         return getItem(this.config, op.entity, request.id ?? '', deadline);
       case 'write': {
         const query = queryRecord(queryParams(rawQuery));
-        const { allowedOrderStatuses, now } = this.config;
+        const { allowedOrderStatuses, now, maxPageBytes } = this.config;
         const result = await deadline.race(
-          handleWrite(this.config.adapter, op.entity, query, request.body, { allowedOrderStatuses, now }, deadline.signal),
+          handleWrite(this.config.adapter, op.entity, query, request.body, { allowedOrderStatuses, now, maxPageBytes }, deadline.signal),
         );
         return { status: result.status, body: JSON.stringify(result.body) };
       }

@@ -26,6 +26,7 @@
 import type { GuardedAdapter } from '../adapter-guard';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { ITEM_SCHEMAS, MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
+import { maxListableItemBytes } from './read-core';
 import { checkOrder, checkProduct, type Findings } from './write-checks';
 import { capMessages, clip, issueReason, quote } from './write-messages';
 
@@ -34,6 +35,11 @@ export interface WriteConfig {
   allowedOrderStatuses: ReadonlySet<string> | null;
   /** The clock (Unix ms) that `last_updated` is set from. */
   now(): number;
+  /**
+   * The list page budget (the router's `maxPageBytes`). When given, an item too large to fit on a
+   * list page by itself is refused: stored, it would stop every walk of the list at its position.
+   */
+  maxPageBytes?: number;
 }
 
 export interface CoreResponse {
@@ -166,6 +172,15 @@ export async function handleWrite(
   const builtIn: Findings = entity === 'orders' ? await checkOrder(input, ctx) : await checkProduct(input, id, ctx);
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
+
+  if (parsed.success && id !== undefined && config.maxPageBytes !== undefined) {
+    // The item as it will be listed: `last_updated` (13 digits until the year 2286) is the store's.
+    const bytes = Buffer.byteLength(JSON.stringify({ ...parsed.data, last_updated: 9_999_999_999_999 }), 'utf8');
+    const limit = maxListableItemBytes(entity, config.maxPageBytes, id.length);
+    if (bytes > limit) {
+      reasons.push(`body: the ${noun} is ${bytes} bytes as JSON, more than the ${limit} bytes one list page can hold (page budget ${config.maxPageBytes} bytes); it could never be listed`);
+    }
+  }
 
   if (reasons.length > 0 || !parsed.success || id === undefined) return writeFailure(entity, reasons, warnings);
 

@@ -78,6 +78,52 @@ describe('writes over HTTP through the store router', () => {
     }
   });
 
+  it('refuses a write whose item could never fit on a list page, and stores nothing', async () => {
+    // The body limit (maxBodyBytes) is larger than the page budget (maxPageBytes): an item between the
+    // two must not be stored, or every walk of the list would stop at it with a 500 forever.
+    const memory = createMemoryAdapter();
+    const app = express();
+    app.use('/sync', createStoreRouter({ adapter: memory, svcKeys: [KEY], rateLimit: false, now: () => clock, maxPageBytes: 4000 }));
+    const srv = await listen(app);
+    try {
+      const big = await post(srv.url, 'orders?jobid=1&id=big', { status: 'paid', feedback: 'x'.repeat(5000) });
+      expect(big.status).toBe(400);
+      const failure = WriteFailureSchema.parse(await big.json());
+      expect(failure.reasons).toHaveLength(1);
+      expect(failure.reasons[0].msg).toMatch(/^body: the order is \d+ bytes as JSON, more than the \d+ bytes one list page can hold \(page budget 4000 bytes\)/);
+      expect(await memory.orders.get('big')).toBeUndefined();
+      const product = await post(srv.url, 'products?jobid=1&id=big', { title: 'y'.repeat(5000) });
+      expect(product.status).toBe(400);
+      expect(await memory.products.get('big')).toBeUndefined();
+
+      // Around the limit, with the longest ids (the longest cursors): whatever is accepted is listed.
+      const id = 'i'.repeat(256);
+      let accepted = 0;
+      let refused = 0;
+      for (let n = 1300; n <= 2100; n += 11) {
+        const res = await post(srv.url, `orders?jobid=1&id=${id}`, { status: 'paid', feedback: 'z'.repeat(n) });
+        if (res.status === 200) accepted++;
+        else {
+          refused++;
+          expect(res.status).toBe(400);
+          continue;
+        }
+        for (const sortorder of ['asc', 'desc']) {
+          for (const paging of ['offset=9007199254740991', 'offset=0', '']) {
+            const page = await fetch(`${srv.url}/sync/orders?sortorder=${sortorder}&jobid=1${paging ? `&${paging}` : ''}`, { headers: { SvcKey: KEY } });
+            const text = await page.text();
+            expect(page.status).toBe(200);
+            expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4000);
+          }
+        }
+      }
+      expect(accepted).toBeGreaterThan(0);
+      expect(refused).toBeGreaterThan(0);
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('an adapter that throws gives 500 {error} without internals, and the server keeps serving', async () => {
     const memory = createMemoryAdapter(structuredClone(catalog));
     let broken = true;
