@@ -52,15 +52,15 @@ function table(results) {
   if (cs && !cs.error) {
     const x = cs.small;
     add(
-      `4a whole-catalog sync ${x.products.toLocaleString('en')} products ÷ JSON floor`,
+      `4a whole-catalog sync ${x.products.toLocaleString('en')} products (pages of ${x.pageSize}) ÷ JSON floor`,
       `${fmt(x.vsFloor, 1)}×`,
       '≤ 4×',
       x.vsFloor.median <= 4,
       `${fmt(x.itemsPerS, 0)} items/s, ${fmt(x.mbPerS, 1)} MB/s; ${mb(x.bytes)} in ${x.requests} requests; floor ${fmt(x.floorMs, 0, ' ms')}; same items ${x.itemsOk}`,
     );
-    if (x.perPageWrites) {
-      const w = x.perPageWrites;
-      add('4a′ (comparison, not the engine) same walk, one sink transaction per page', `${fmt(w.vsFloor, 1)}×`, '≤ 4×', undefined, `${fmt(w.ms, 0, ' ms')}; caller RSS ${fmt(w.callerPeakRssMb, 0, ' MiB')}; same items ${w.itemsOk}`);
+    if (cs.bigPages) {
+      const b = cs.bigPages;
+      add(`4a′ (contrast) the same sync in pages of ${b.pageSize}`, `${fmt(b.vsFloor, 1)}×`, '—', undefined, `${fmt(b.itemsPerS, 0)} items/s; ${b.requests} requests; peak RSS store / caller ${fmt(b.storePeakRssMb, 0, ' MiB')} / ${fmt(b.callerPeakRssMb, 0, ' MiB')}; same items ${b.itemsOk}`);
     }
     add(`4b peak RSS, store / caller (${x.products.toLocaleString('en')} products)`, `${fmt(x.storePeakRssMb, 0, ' MiB')} / ${fmt(x.callerPeakRssMb, 0, ' MiB')}`, '≤ 256 MiB each', x.storePeakRssMb.median <= 256 && x.callerPeakRssMb.median <= 256);
     if (cs.large) {

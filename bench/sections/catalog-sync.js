@@ -4,6 +4,8 @@
  * caller (createStoreClient + runSync) into a SQLite sink. Store and caller each in their own
  * process; peak RSS of each from /proc (VmHWM). The in-process floor — JSON.stringify then
  * JSON.parse of the same products — is measured in its own process next to every sync run.
+ * The figures of record use page size 100, the default of `storebridge sync`; full mode adds one
+ * sync in pages of 1,000 for contrast (faster per request, more memory: see docs/benchmarks.md).
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -16,11 +18,14 @@ const STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
 const CALLER = path.join(__dirname, '..', 'servers', 'sync-caller.js');
 const FLOOR = path.join(__dirname, '..', 'servers', 'json-floor.js');
 
-async function syncOnce(file, pageSize, writes = 'engine') {
+/** The page size `storebridge sync` asks for by default (`--page-size`). */
+const CLI_PAGE_SIZE = 100;
+
+async function syncOnce(file, pageSize) {
   const store = await startServer(STORE, [`sqlite:${file}`]);
   try {
     const sink = path.join(seed.CACHE_DIR, `sink-${process.pid}.db`);
-    const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}`, `sqlite:${sink}`, 'auto', '1', String(pageSize), writes]);
+    const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}`, `sqlite:${sink}`, 'auto', '1', String(pageSize)]);
     const storePeakRss = store.peakRss();
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(sink + suffix, { force: true });
     return { ...result, storePeakRss };
@@ -29,14 +34,11 @@ async function syncOnce(file, pageSize, writes = 'engine') {
   }
 }
 
-async function atSize(n, reps, pageSize, perPage = false) {
+async function atSize(n, reps, pageSize) {
   const file = await seed.sqliteCatalog(n);
   const syncs = [];
   const floors = [];
-  const perPages = [];
   for (let r = 0; r < reps; r++) {
-    // For comparison only (not the engine): the same walk writing each page in one transaction.
-    if (perPage) perPages.push(await syncOnce(file, pageSize, 'per-page'));
     // A B A B: the floor and the sync alternate, the floor first on odd rounds.
     const floor = () => runJson(FLOOR, [file]).then((x) => floors.push(x.result.ms));
     const sync = () => syncOnce(file, pageSize).then((x) => syncs.push(x));
@@ -62,25 +64,15 @@ async function atSize(n, reps, pageSize, perPage = false) {
     storePeakRssMb: summary(syncs.map((s) => s.storePeakRss / 2 ** 20)),
     callerPeakRssMb: summary(syncs.map((s) => s.peakRss / 2 ** 20)),
     itemsOk: syncs.every((s) => s.items === n && s.digest === syncs[0].digest),
-    ...(perPage
-      ? {
-          perPageWrites: {
-            ms: summary(perPages.map((s) => s.ms)),
-            vsFloor: summary(ratios(perPages.map((s) => s.ms), floors)),
-            callerPeakRssMb: summary(perPages.map((s) => s.peakRss / 2 ** 20)),
-            itemsOk: perPages.every((s) => s.items === n && s.digest === syncs[0].digest),
-          },
-        }
-      : {}),
   };
 }
 
 async function run({ quick }) {
-  const pageSize = 1000;
   // Quick mode syncs 50,000 products (a smoke test of the same path; the target is for 100,000).
-  const out = { small: await atSize(quick ? 50_000 : 100_000, quick ? 1 : 3, pageSize, !quick) };
+  const out = { small: await atSize(quick ? 50_000 : 100_000, quick ? 1 : 3, CLI_PAGE_SIZE) };
   if (!quick) {
-    out.large = await atSize(1_000_000, 1, pageSize);
+    out.bigPages = await atSize(100_000, 1, 1000);
+    out.large = await atSize(1_000_000, 1, CLI_PAGE_SIZE);
     out.storeRssGrowth = out.large.storePeakRssMb.median / out.small.storePeakRssMb.median;
     out.callerRssGrowth = out.large.callerPeakRssMb.median / out.small.callerPeakRssMb.median;
   }

@@ -1,10 +1,9 @@
 'use strict';
 /**
  * The caller side of the sync benchmarks, in its own process:
- *   node bench/servers/sync-caller.js URL SINK STRATEGY CONCURRENCY PAGE_SIZE [WRITES]
+ *   node bench/servers/sync-caller.js URL SINK STRATEGY CONCURRENCY PAGE_SIZE
  * Runs one full sync of the products (createStoreClient + runSync) into SINK (`sqlite:FILE` or
- * `memory`). WRITES `per-page` (for comparison, not the engine) walks with the same client and
- * writes each page with the SQL adapter's `upsertMany` (one transaction per page). It prints one JSON line: time, items, bytes, requests, peak RSS, and a digest of the
+ * `memory`). It prints one JSON line: time, items, bytes, requests, peak RSS, and a digest of the
  * (key, last_updated) pairs now in the sink (to compare two runs' items).
  */
 const { createHash } = require('node:crypto');
@@ -13,7 +12,7 @@ const kit = require('../lib/kit');
 const { peakRss } = require('../lib/proc');
 
 async function main() {
-  const [url, sinkSpec, strategy, concurrencyText, pageSizeText, writes = 'engine'] = process.argv.slice(2);
+  const [url, sinkSpec, strategy, concurrencyText, pageSizeText] = process.argv.slice(2);
   let sink;
   if (sinkSpec === 'memory') sink = kit.memory().createMemoryAdapter();
   else {
@@ -30,28 +29,18 @@ async function main() {
   });
   const { runSync, MemoryCheckpointStore } = kit.sync();
   const t0 = process.hrtime.bigint();
-  let items;
-  let requests;
-  if (writes === 'per-page') {
-    const walk = client.walk('products', { jobid: 1, strategy, concurrency: Number(concurrencyText) });
-    const options = { lastUpdated: 'keep', now: Date.now(), signal: new AbortController().signal };
-    for await (const page of walk.pages()) await sink.products.upsertMany(page.fresh, options);
-    items = await sink.products.count({});
-    requests = client.stats.requests;
-  } else {
-    const report = await runSync({
-      connectionId: 'bench',
-      client,
-      sink,
-      checkpoints: new MemoryCheckpointStore(),
-      entities: ['products'],
-      strategy,
-      concurrency: Number(concurrencyText),
-    });
-    if (!report.ok) throw new Error(`sync not ok: ${JSON.stringify(report.error ?? report.anomalies.slice(0, 3))}`);
-    items = report.products.count;
-    requests = report.requests;
-  }
+  const report = await runSync({
+    connectionId: 'bench',
+    client,
+    sink,
+    checkpoints: new MemoryCheckpointStore(),
+    entities: ['products'],
+    strategy,
+    concurrency: Number(concurrencyText),
+  });
+  if (!report.ok) throw new Error(`sync not ok: ${JSON.stringify(report.error ?? report.anomalies.slice(0, 3))}`);
+  const items = report.products.count;
+  const requests = report.requests;
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const peak = peakRss(process.pid);
   const memory = process.memoryUsage();
