@@ -40,6 +40,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'storebridge-reverse-'));
 }, 120_000);
 
+// A failed test must not leave its service running (jest would wait for it).
+afterEach(() => {
+  service?.kill('SIGTERM');
+  service = undefined;
+});
+
 afterAll(() => {
   service?.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
@@ -137,3 +143,57 @@ test('usage errors exit 2 and name the missing option', async () => {
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/--port/);
 });
+
+test('daemon --once --json with an unknown connection key: exit 1, ok:false, and stderr says why (the key never printed)', async () => {
+  const { url } = await startService(['--port', '0', '--connection', KEY]);
+  const wrong = `${KEY}-not-this-one`;
+  const err = await run(process.execPath, [BIN, 'daemon', '--service', url, '--connection', wrong, '--adapter', 'memory', '--once', '--json'], { cwd: ROOT }).catch((e) => e);
+  expect(err.code).toBe(1);
+  expect(JSON.parse(err.stdout.trim().split('\n').pop()!)).toMatchObject({ ok: false });
+  // One clear reason, not a list of retries: a 404 means the service does not know the key.
+  expect(err.stderr).toMatch(/HTTP 404/);
+  expect(err.stderr).toMatch(/does not know this connection key/);
+  expect(err.stderr.trim().split('\n')).toHaveLength(1);
+  expect(err.stdout + err.stderr).not.toContain(KEY);
+  service!.kill('SIGTERM');
+  service = undefined;
+}, 60_000);
+
+test('daemon --once interrupted (SIGINT) mid-pull: exit 1 and ok:false; the next run pulls the rest, nothing lost', async () => {
+  const { url } = await startService(['--port', '0', '--connection', KEY, '--demo', '300']);
+  const db = join(dir, 'interrupted.db');
+  const orders = demoOrderCount(300);
+  const args = [BIN, 'daemon', '--service', url, '--connection', KEY, '--adapter', `sqlite:${db}`, '--once', '--json'];
+  const daemon = spawn(process.execPath, args, { cwd: ROOT });
+  let out = '';
+  let err = '';
+  daemon.stdout.on('data', (d) => (out += d));
+  daemon.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
+  // Interrupt once some, not all, products are stored.
+  for (;;) {
+    const status = (await (await fetch(`${url}/connections/${KEY}/status`)).json()) as { products: { succeeded: number } };
+    if (status.products.succeeded >= 5) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  daemon.kill('SIGINT');
+  expect(await exited).toBe(1);
+  const first = JSON.parse(out.trim().split('\n').pop()!) as { ok: boolean; pulled: { products: number } };
+  expect(first.ok).toBe(false);
+  expect(first.pulled.products).toBeGreaterThanOrEqual(5);
+  expect(first.pulled.products).toBeLessThan(300);
+  expect(err).toMatch(/SIGINT/);
+
+  const again = await run(process.execPath, args, { cwd: ROOT });
+  expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 300 - first.pulled.products, orders }, failed: 0, pushed: { products: 300, orders } });
+  const store = guardAdapter(await openAdapter(`sqlite:${db}`));
+  try {
+    const signal = AbortSignal.timeout(10_000);
+    expect(await store.products.count({ signal })).toBe(300);
+    expect(await store.orders.count({ signal })).toBe(orders);
+  } finally {
+    await store.close();
+  }
+  service!.kill('SIGTERM');
+  service = undefined;
+}, 120_000);

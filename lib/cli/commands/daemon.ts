@@ -21,12 +21,16 @@ options:
   --service URL       the service's base URL, e.g. https://sync.example.com
   --connection KEY    the connection key (or set STOREBRIDGE_CONNECTION); never printed
   --adapter SPEC      the store: ${ADAPTER_SPEC_HELP}
-  --once              stop once the service is idle, print what was done, exit (non-zero when
-                      the run gave up on errors)
-  --json              with --once: print the result as one JSON line
+  --once              stop once the service is idle, print what was done, exit (1 when the run
+                      gave up on errors (at once on a 404: unknown connection key, else after 5
+                      failed attempts in a row, about 30 s) or was stopped by Ctrl-C/SIGTERM)
+  --json              with --once: print the result as one JSON line, last on stdout
   --poll-ms MS        wait between polls (default 1000; doubles up to 30000 while idle)
   --timeout-ms MS     time-out of each call to the service (default 30000)
-  -h, --help          this text`;
+  -h, --help          this text
+
+Without --once it runs until Ctrl-C/SIGTERM, stops after the current item and prints the --json
+line of everything it did. Exit status: 0; 1 as said under --once; 2 on a usage error.`;
 
 interface Args {
   service: string;
@@ -71,7 +75,12 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
   return { service: values.service, key, adapter: values.adapter, once: Boolean(values.once), json: Boolean(values.json), pollMs: pollMs as number, timeoutMs: timeoutMs as number };
 }
 
-function describe(e: DaemonEvent): string | undefined {
+/** A 404 from the service means it does not know the key (DESIGN.md): say so, not just "not found". */
+function explain(message: string): string {
+  return / answered HTTP 404\b/.test(message) ? `${message} (the service does not know this connection key, or --service is not its base URL)` : message;
+}
+
+function describe(e: DaemonEvent, once: boolean): string | undefined {
   switch (e.type) {
     case 'initialized':
     case 'resumed':
@@ -83,14 +92,14 @@ function describe(e: DaemonEvent): string | undefined {
     case 'push-item-skipped':
       return `${e.entity} "${e.id}" left out of the push: ${e.reason}`;
     case 'error':
-      return `error (retrying): ${e.error}`;
+      return `error${once ? '' : ' (retrying)'}: ${explain(e.error)}`;
     default:
       return undefined;
   }
 }
 
-function contractLine(r: DaemonReport): string {
-  return JSON.stringify({ ok: r.ok, pulled: r.pulled, failed: r.failed, pushed: r.pushed });
+function contractLine(r: DaemonReport, ok = r.ok): string {
+  return JSON.stringify({ ok, pulled: r.pulled, failed: r.failed, pushed: r.pushed });
 }
 
 export async function run(args: string[], io: CliIO): Promise<number> {
@@ -115,7 +124,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
         pollIntervalMs: parsed.pollMs,
         requestTimeoutMs: parsed.timeoutMs,
         onEvent: (e) => {
-          const line = describe(e);
+          const line = describe(e, parsed.once);
           if (line && !parsed.json) io.err(`storebridge daemon: ${line}`);
           if ((e.type === 'item-stored' || e.type === 'page-pushed') && io.isTTY && !parsed.json) {
             const before = Math.floor(items / 100);
@@ -135,18 +144,26 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   }
   let code = 0;
   if (parsed.once) {
-    const interrupted = stop.then(() => daemon.stop());
+    // Ctrl-C / SIGTERM: stop after the current item. The run did not reach idle, so it is not ok;
+    // the next run goes on where the service says (nothing acknowledged is handed out again).
+    let interruptedBy: string | undefined;
+    void stop.then((signal) => {
+      interruptedBy = signal;
+      return daemon.stop();
+    });
     const report = await daemon.runOnce();
-    void interrupted;
-    if (parsed.json) io.out(contractLine(report));
+    const ok = report.ok && interruptedBy === undefined;
+    if (parsed.json) io.out(contractLine(report, ok));
     else {
       io.out(
         `pulled ${report.pulled.products} products and ${report.pulled.orders} orders (${report.failed} refused by the store); ` +
           `pushed ${report.pushed.products} products and ${report.pushed.orders} orders; sample ${report.sampled.products}+${report.sampled.orders}`,
       );
-      for (const e of report.errors) io.err(`storebridge daemon: ${e}`);
     }
-    code = report.ok ? 0 : 1;
+    // Why it is not ok, on stderr (also with --json: the last stdout line stays the report).
+    if (interruptedBy) io.err(`storebridge daemon: stopped by ${interruptedBy} before the service was idle; run it again to go on`);
+    else if (!report.ok) io.err(`storebridge daemon: gave up: ${explain(report.errors[report.errors.length - 1] ?? 'unknown error')}`);
+    code = ok ? 0 : 1;
   } else {
     daemon.start();
     const signal = await stop;
