@@ -113,25 +113,40 @@ function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
   };
 }
 
-/** A one-line progress bar on stderr, redrawn at most 10 times a second. */
-function progressBar(write: (s: string) => void): { update(e: SyncEvent): void; done(): void } {
-  let last = 0;
-  let shown = false;
+/**
+ * A progress bar on stderr, one line per entity, redrawn at most 10 times a second. When the walk
+ * moves on to the next entity (or the run ends), the finished entity's line is drawn with its last
+ * numbers and kept, so the products bar is not overwritten by the orders bar.
+ */
+export function progressBar(write: (s: string) => void): { update(e: SyncEvent): void; done(): void } {
+  let lastDraw = 0;
+  let latest: Extract<SyncEvent, { type: 'page' }> | undefined;
+  let drawn = true;
+  const draw = (e: Extract<SyncEvent, { type: 'page' }>) => {
+    const width = 30;
+    const ratio = e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
+    const filled = Math.round(ratio * width);
+    write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${e.itemsTotal}   `);
+    drawn = true;
+  };
+  const endLine = () => {
+    if (!latest) return;
+    if (!drawn) draw(latest);
+    write('\n');
+    latest = undefined;
+  };
   return {
     update(e) {
       if (e.type !== 'page') return;
+      if (latest && latest.entity !== e.entity) endLine();
+      latest = e;
+      drawn = false;
       const now = Date.now();
-      if (now - last < 100 && e.seen < e.itemsTotal) return;
-      last = now;
-      const width = 30;
-      const ratio = e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
-      const filled = Math.round(ratio * width);
-      write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${e.itemsTotal}   `);
-      shown = true;
+      if (now - lastDraw < 100 && e.seen < e.itemsTotal) return;
+      lastDraw = now;
+      draw(e);
     },
-    done() {
-      if (shown) write('\n');
-    },
+    done: endLine,
   };
 }
 
