@@ -165,7 +165,7 @@ export async function checkEndpoints(options: EndpointCheckOptions): Promise<Che
       else if (err) add(name, false, failed(asc.error ? asc : desc));
       else {
         const ok = maxBytes <= PAGE_BYTES_LIMIT && maxMs <= PAGE_TIME_LIMIT_MS;
-        add(name, ok, `largest page ${maxBytes.toLocaleString('en')} bytes (limit ${PAGE_BYTES_LIMIT.toLocaleString('en')}), slowest ${maxMs} ms (limit ${PAGE_TIME_LIMIT_MS})`);
+        add(name, ok, `largest page ${maxBytes.toLocaleString('en')} bytes (limit ${PAGE_BYTES_LIMIT.toLocaleString('en')}), slowest ${maxMs} ms (limit ${PAGE_TIME_LIMIT_MS.toLocaleString('en')} ms)`);
       }
     }
 
@@ -216,15 +216,18 @@ export async function checkEndpoints(options: EndpointCheckOptions): Promise<Che
     }
   }
 
-  if (writes) await checkWrites(client, walks.products?.items as Product[] | undefined, jobid, add, signal);
+  if (writes) await checkWrites(client, walks.products as Capture<'products'> | undefined, jobid, add, signal);
   return { ok: checks.every((c) => c.ok), checks };
 }
 
-async function checkWrites(client: StoreClient, products: Product[] | undefined, jobid: number, add: (name: string, ok: boolean, detail: string) => void, signal?: AbortSignal): Promise<void> {
-  const product = products?.find((p) => p.sku) ?? products?.[0];
+async function checkWrites(client: StoreClient, walk: Capture<'products'> | undefined, jobid: number, add: (name: string, ok: boolean, detail: string) => void, signal?: AbortSignal): Promise<void> {
+  const products: Product[] = walk?.items ?? [];
+  const product = products.find((p) => p.sku) ?? products[0];
   if (!product) {
-    add('orders.write-round-trip', false, 'could not be checked: the store lists no product to order');
-    add('orders.write-rejects-bad-order', false, 'could not be checked: the store lists no product to order');
+    // An order needs a product the store knows: say whether the list failed or is empty.
+    const why = walk?.error ? `the product list could not be read (${walk.error.message})` : 'the store lists no product to order';
+    add('orders.write-round-trip', false, `could not be checked: ${why}`);
+    add('orders.write-rejects-bad-order', false, `could not be checked: ${why}`);
     return;
   }
   const id = `storebridge-check-${Date.now().toString(36)}`;

@@ -98,3 +98,21 @@ test.each(broken)('a store with %s fails the named checks', async (_label, opts,
     await store.close();
   }
 });
+
+test('--writes on a store whose product list fails says so (not "lists no product"); page-limits names its unit', async () => {
+  const store = await startFakeStore({
+    products: catalog.products,
+    orders: catalog.orders,
+    key: KEY,
+    intercept: (ctx) => (ctx.entity === 'products' && isList(ctx) ? (ctx.res.writeHead(500, { 'content-type': 'application/json' }), ctx.res.end('{"error":"database down"}'), true) : false),
+  });
+  try {
+    const report = await checkEndpoints({ baseUrl: store.url, svcKey: KEY, writes: true });
+    const write = report.checks.find((c) => c.name === 'orders.write-round-trip')!;
+    expect(write.ok).toBe(false);
+    expect(write.detail).toMatch(/^could not be checked: the product list could not be read \(.*HTTP 500.*database down/);
+    expect(report.checks.find((c) => c.name === 'orders.page-limits')!.detail).toMatch(/slowest \d+ ms \(limit 60,000 ms\)$/);
+  } finally {
+    await store.close();
+  }
+});
