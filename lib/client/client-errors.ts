@@ -5,6 +5,8 @@
  * the store's own `{error}` text when it sent one.
  */
 
+import { fetchFailure } from './fetch-failure';
+
 export type StoreClientErrorCode =
   | 'STORE_AUTH'
   | 'STORE_BAD_REQUEST'
@@ -160,13 +162,16 @@ export class StoreContractError extends StoreClientError {
   }
 }
 
-/** The connection failed (refused, reset, dropped mid-body). */
+/** The connection failed (refused, reset, dropped mid-body), or `fetch` refused the port. */
 export class StoreNetworkError extends StoreClientError {
   override readonly name = 'StoreNetworkError';
   readonly code = 'STORE_NETWORK';
-  readonly retryable = true;
+  /** False only for a port `fetch` refuses: no attempt can succeed. */
+  readonly retryable: boolean;
   constructor(context: StoreErrorContext, options?: { cause?: unknown }) {
-    super(`network failure${describeCause(options?.cause)}`, context, options);
+    const failure = fetchFailure(options?.cause, context.url);
+    super(`network failure${failure.detail}`, context, options);
+    this.retryable = failure.retryable;
   }
 }
 
@@ -191,11 +196,4 @@ export class StoreAbortedError extends StoreClientError {
   constructor(context: StoreErrorContext) {
     super('aborted by the caller', context);
   }
-}
-
-function describeCause(cause: unknown): string {
-  if (!cause || typeof cause !== 'object') return '';
-  const c = cause as { code?: unknown; cause?: { code?: unknown } };
-  const code = typeof c.code === 'string' ? c.code : typeof c.cause?.code === 'string' ? c.cause.code : undefined;
-  return code ? ` (${code})` : '';
 }

@@ -29,6 +29,7 @@ import { parseWire } from '../../contract/parse';
 import type { ReverseOrder, ReverseProduct } from '../../contract/reverse';
 import type { Entity, Order, Product } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
+import { fetchFailure } from '../../client/fetch-failure';
 import { REVERSE_BASE_PATH } from '../service/reverse-service';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { z } from 'zod';
@@ -275,7 +276,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       text = await res.text();
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
-      throw new ReverseTransportError(method, path, timedOut ? `no answer within ${config.requestTimeoutMs} ms` : 'the service could not be reached', { cause: err });
+      throw new ReverseTransportError(method, path, timedOut ? `no answer within ${config.requestTimeoutMs} ms` : `the service could not be reached${fetchFailure(err, config.base).detail}`, { cause: err });
     }
     let json: unknown;
     try {

@@ -1,0 +1,25 @@
+/** Shared by the caller and the reverse daemon; not part of the public API. */
+
+/**
+ * What a failed `fetch` says about why: the system error code (` (ECONNREFUSED)`), or the inner
+ * message. `fetch` fails at once, without connecting, on the Fetch standard's "bad ports" (6000,
+ * 6665-6669, 10080, …) while curl and browsers' address bars connect fine: that one is spelt out
+ * and is not retryable. Messages carry no URL (so no key), only the port.
+ */
+export function fetchFailure(cause: unknown, url: string): { detail: string; retryable: boolean } {
+  if (!cause || typeof cause !== 'object') return { detail: '', retryable: true };
+  const c = cause as { code?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const code = typeof c.code === 'string' ? c.code : typeof c.cause?.code === 'string' ? c.cause.code : undefined;
+  if (code) return { detail: ` (${code})`, retryable: true };
+  const inner = typeof c.cause?.message === 'string' ? c.cause.message : undefined;
+  if (inner === 'bad port') {
+    let port = '';
+    try {
+      port = new URL(url).port;
+    } catch {
+      // not a URL: leave the port out
+    }
+    return { detail: ` (fetch refuses port ${port || 'of this URL'}: it is one of the Fetch standard's "bad ports"; use another port)`, retryable: false };
+  }
+  return { detail: inner ? ` (${inner})` : '', retryable: true };
+}

@@ -1,0 +1,50 @@
+/**
+ * Why a connection failed is in the message: the system error code (ECONNREFUSED), or, for a port
+ * that `fetch` refuses to use at all (the Fetch standard's "bad ports": 6000, 6665-6669, …), what
+ * to do about it. A bad port is not retried: no attempt can succeed.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { createStoreClient } from '../../lib/client';
+import { StoreNetworkError } from '../../lib/client/client-errors';
+import { createDaemon } from '../../lib/reverse';
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('client: a refused connection names ECONNREFUSED and is retried', async () => {
+  const client = createStoreClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, svcKey: 'k-connect', retry: { limit: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+  const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
+  expect(err).toBeInstanceOf(StoreNetworkError);
+  expect(err.message).toMatch(/network failure \(ECONNREFUSED\)/);
+  expect(err.attempts).toBe(3);
+});
+
+test('client: a port fetch refuses (6000) says so and is not retried', async () => {
+  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+  const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
+  expect(err).toBeInstanceOf(StoreNetworkError);
+  expect(err.message).toMatch(/fetch refuses port 6000/);
+  expect(err.retryable).toBe(false);
+  expect(err.attempts).toBe(1);
+  expect(client.stats.retries).toBe(0);
+});
+
+test('daemon: an unreachable service names the cause (refused, or a port fetch refuses)', async () => {
+  for (const [url, expected] of [
+    [`http://127.0.0.1:${await closedPort()}`, /the service could not be reached \(ECONNREFUSED\)/],
+    ['http://127.0.0.1:6000', /fetch refuses port 6000/],
+  ] as const) {
+    const report = await createDaemon({ serviceUrl: url, connectionKey: 'daemon-connect-key', adapter: createMemoryAdapter(), pollIntervalMs: 1, maxConsecutiveErrors: 1 }).runOnce();
+    expect(report.ok).toBe(false);
+    expect(report.errors[0]).toMatch(expected);
+    expect(report.errors.join()).not.toContain('daemon-connect-key');
+  }
+});
