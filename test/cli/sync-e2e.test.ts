@@ -120,3 +120,15 @@ test('a store with invalid items: sync quarantines them and exits 1; usage error
   expect((await runCli(['check'])).code).toBe(2);
   expect((await runCli(['sync', '--help'])).stdout).toMatch(/usage: storebridge sync/);
 });
+
+test('--state with the default memory sink warns that the sink is not kept (a resumed or incremental run holds only its own part)', async () => {
+  const dir = await import('node:fs').then((fs) => fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'sb-state-')));
+  const state = path.join(dir, 'state.json');
+  const r = await runCli(['sync', url, '--key', KEY, '--state', state, '--json']);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toMatch(/--state with the memory sink/);
+  const withSink = await runCli(['sync', url, '--key', KEY, '--state', state, '--into', `sqlite:${path.join(dir, 'sink.db')}`, '--json']);
+  expect(withSink.code).toBe(0);
+  expect(withSink.stderr).not.toMatch(/memory sink/);
+  require('node:fs').rmSync(dir, { recursive: true, force: true });
+}, 60_000);

@@ -23,7 +23,8 @@ options:
   --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
   --json               print the run report as one JSON line, last on stdout
   --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
-                       interrupted resumes where it stopped (default: none, jobid starts at 1)
+                       interrupted resumes where it stopped (default: none, jobid starts at 1);
+                       use it with a kept sink (--into sqlite:FILE, …), not the memory one
   --connection NAME    the connection's name in the state file (default: the URL's host)
   --incremental        walk desc and stop at the last run's high water (needs --state)
   --strategy S         auto | offset | cursor (default auto: follow next when the store gives one)
@@ -188,6 +189,9 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   } catch (err) {
     io.err(`storebridge sync: --into: ${(err as Error).message}`);
     return 2;
+  }
+  if (parsed.state && parsed.into === 'memory') {
+    io.err('storebridge sync: note: --state with the memory sink (no --into): the sink is not kept between runs, so a resumed or incremental run holds only what it wrote itself');
   }
   const controller = new AbortController();
   void io.shutdownSignal().then(() => controller.abort());
