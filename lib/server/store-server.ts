@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StoreAdapter, WriteOptions } from '../adapter';
 import { guardAdapter } from '../adapter-guard';
-import { demoCatalog } from '../demo';
+import { demoOrder, demoOrderCount, demoProduct } from '../demo';
 import { createMetrics, metricsHandler, type Metrics } from '../metrics';
 import { createStoreRouter } from './express-router';
 import type { JwtKeyOptions } from './jwt-key-verifier';
@@ -25,6 +25,11 @@ export interface StoreServerOptions {
   readonly host?: string;
   /** Seed this many demo products (and about a quarter as many orders) first. */
   readonly demo?: number;
+  /**
+   * Aborts the start: seeding stops between batches and `startStoreServer` rejects with the
+   * signal's reason, before listening (a Ctrl-C during a long `--demo` seed).
+   */
+  readonly signal?: AbortSignal;
   readonly pagination?: Pagination;
   readonly pageSize?: number;
   readonly rateLimit?: false | RateLimitOptions;
@@ -49,22 +54,39 @@ export interface RunningStoreServer {
   close(): Promise<void>;
 }
 
+/** Demo items generated and written per `upsertMany` call while seeding. */
+const SEED_BATCH = 2000;
+
 /**
- * Writes the demo catalog through the guarded adapter's `upsertMany` (the adapter's own batch write
- * when it has one, else `upsert` per item), keeping the demo's own `last_updated` values. Returned
- * items are checked by key only: the demo data is valid by construction.
+ * Writes the demo catalog (`demoCatalog(count)`: products first, then orders) through the guarded
+ * adapter's `upsertMany` (the adapter's own batch write when it has one, else `upsert` per item),
+ * keeping the demo's own `last_updated` values. Returned items are checked by key only: the demo
+ * data is valid by construction. Items are generated and written in batches of 2,000, yielding to
+ * the event loop between batches, so memory stays flat and a signal handler can run; `signal`
+ * stops the seed between batches (rejecting with its reason).
  */
-export async function seedDemo(adapter: StoreAdapter, count: number): Promise<{ products: number; orders: number }> {
+export async function seedDemo(adapter: StoreAdapter, count: number, signal?: AbortSignal): Promise<{ products: number; orders: number }> {
   const guarded = guardAdapter(adapter, { validateWrites: 'keys' });
-  const { products, orders } = demoCatalog(count);
-  const options: WriteOptions = { lastUpdated: 'keep', now: Date.now(), signal: new AbortController().signal };
-  await guarded.products.upsertMany(products, options);
-  await guarded.orders.upsertMany(orders, options);
-  return { products: products.length, orders: orders.length };
+  const options: WriteOptions = { lastUpdated: 'keep', now: Date.now(), signal: signal ?? new AbortController().signal };
+  const orderCount = demoOrderCount(count);
+  const batches = async <T>(total: number, make: (i: number) => T, write: (items: T[]) => Promise<unknown>) => {
+    for (let start = 0; start < total; start += SEED_BATCH) {
+      signal?.throwIfAborted();
+      const items = Array.from({ length: Math.min(SEED_BATCH, total - start) }, (_, k) => make(start + k));
+      await write(items);
+      // Let timers, I/O and signal handlers run: adapters like SQLite's answer synchronously.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    signal?.throwIfAborted();
+  };
+  await batches(count, (i) => demoProduct(i), (items) => guarded.products.upsertMany(items, options));
+  await batches(orderCount, (i) => demoOrder(i, count), (items) => guarded.orders.upsertMany(items, options));
+  return { products: count, orders: orderCount };
 }
 
 export async function startStoreServer(options: StoreServerOptions): Promise<RunningStoreServer> {
-  const seeded = options.demo ? await seedDemo(options.adapter, options.demo) : { products: 0, orders: 0 };
+  options.signal?.throwIfAborted();
+  const seeded = options.demo ? await seedDemo(options.adapter, options.demo, options.signal) : { products: 0, orders: 0 };
   // Loaded here so that importing the server module never requires Express (a peer dependency).
   const express = require('express') as typeof import('express');
   const app = express();

@@ -45,6 +45,22 @@ describe('storebridge demo', () => {
     expect(r.out).toContain('curl -H "SvcKey: $STOREBRIDGE_KEY"');
   });
 
+  it('Ctrl-C (SIGINT) while seeding a large catalog stops promptly, before the tour', async () => {
+    const child = spawn(process.execPath, [BIN, 'demo', '--demo', '400000'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (err += d));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const signalled = Date.now();
+    child.kill('SIGINT');
+    expect(await exit).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(4000);
+    expect(out).toBe('');
+    expect(err).toContain('SIGINT, shutting down');
+  }, 60_000);
+
   it('a usage error exits 2', async () => {
     const r = await run(['demo', '--demo', 'lots']);
     expect(r.code).toBe(2);

@@ -160,6 +160,25 @@ describe('storebridge serve options', () => {
     expect(r.err).toMatch(/unknown adapter/);
   });
 
+  it('SIGTERM while seeding a large demo catalog stops promptly, without a listening line', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--key', KEY, '--demo', '400000'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (err += d));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Seeding 400,000 products takes many seconds; the signal arrives well inside it.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    const code = await exit;
+    const tookMs = Date.now() - signalled;
+    expect(code).toBe(0);
+    expect(tookMs).toBeLessThan(4000);
+    expect(out).not.toMatch(/listening on/);
+    expect(err).toContain('SIGTERM, shutting down');
+  }, 60_000);
+
   it('--help prints the options', async () => {
     const r = await runToEnd(['serve', '--help']);
     expect(r.code).toBe(0);

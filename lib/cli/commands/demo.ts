@@ -53,12 +53,28 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   const count = args.includes('--demo') || args.some((a) => a.startsWith('--demo=')) ? parsed.demo : 200;
 
   const stop = io.shutdownSignal();
+  // A signal during the (possibly long) seed stops it between batches, before listening.
+  const starting = new AbortController();
+  void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
   const adapter = await openAdapter(parsed.adapter);
   let store;
   try {
-    store = await startStoreServer({ adapter, key, port: parsed.port, host: parsed.host, demo: count, pagination: parsed.pagination, logger: lineLogger(io.err) });
+    store = await startStoreServer({
+      adapter,
+      key,
+      port: parsed.port,
+      host: parsed.host,
+      demo: count,
+      pagination: parsed.pagination,
+      logger: lineLogger(io.err),
+      signal: starting.signal,
+    });
   } catch (err) {
     await adapter.close?.();
+    if (starting.signal.aborted) {
+      io.err(`storebridge demo: ${await stop}, shutting down`);
+      return 0;
+    }
     io.err(`storebridge demo: ${(err as Error).message}`);
     return 1;
   }

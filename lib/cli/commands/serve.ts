@@ -187,8 +187,11 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     io.err(`storebridge serve: ${parsed}\n\n${HELP}`);
     return 2;
   }
-  // Listen for the signal before the (possibly long) seeding, so Ctrl-C always shuts down cleanly.
+  // Listen for the signal before the (possibly long) seeding, so Ctrl-C always shuts down cleanly:
+  // a signal during the seed stops it between batches, and the server never starts listening.
   const stop = io.shutdownSignal();
+  const starting = new AbortController();
+  void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
   let redis: RedisRateLimit | undefined;
   let rateLimit = parsed.rateLimit;
   if (parsed.scale.redis !== undefined) {
@@ -218,10 +221,15 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       jwt: parsed.scale.jwt,
       cursorSecret: parsed.scale.cursorSecret,
       metricsPort: parsed.scale.metricsPort,
+      signal: starting.signal,
     });
   } catch (err) {
     await adapter.close?.();
     await redis?.close();
+    if (starting.signal.aborted) {
+      io.err(`storebridge serve: ${await stop}, shutting down`);
+      return 0;
+    }
     io.err(`storebridge serve: ${(err as Error).message}`);
     return 1;
   }
