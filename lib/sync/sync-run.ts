@@ -172,6 +172,12 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
   const complete: Partial<Record<Entity, boolean>> = {};
   for (const e of run.done) complete[e] = true;
   let error: SyncReport['error'];
+  const entityReport = async (entity: Entity): Promise<EntityReport> => ({
+    count: await sink.entity(entity).count({ signal: new AbortController().signal }),
+    ...run.progress[entity],
+    itemsTotal: itemsTotal[entity],
+    complete: Boolean(complete[entity]),
+  });
 
   try {
     for (const entity of entities) {
@@ -190,6 +196,7 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
       run.position = undefined;
       complete[entity] = true;
       await save();
+      emit({ type: 'entity-end', entity, report: await entityReport(entity) });
     }
   } catch (err) {
     error = errorSummary(signal?.aborted ? signal.reason ?? err : err);
@@ -279,12 +286,6 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
     }
   }
 
-  const entityReport = async (entity: Entity): Promise<EntityReport> => ({
-    count: await sink.entity(entity).count({ signal: new AbortController().signal }),
-    ...run.progress[entity],
-    itemsTotal: itemsTotal[entity],
-    complete: Boolean(complete[entity]),
-  });
   const products = await entityReport('products');
   const orders = await entityReport('orders');
   if (!error) {

@@ -50,8 +50,14 @@ describe.each(['offset', 'cursor'] as const)('full sync from the kit router (%s 
       const checkpoints = new JsonFileCheckpointStore(path.join(dir, 'state.json'));
       const sink = createMemoryAdapter();
       const client = createStoreClient({ baseUrl: server.url, svcKey: KEY, pageSize: 50 });
-      const first = await runSync({ connectionId: 'c1', client, sink, checkpoints });
+      const ends: SyncEvent[] = [];
+      const first = await runSync({ connectionId: 'c1', client, sink, checkpoints, onEvent: (e) => void (e.type === 'entity-end' && ends.push(e)) });
       expect(first).toMatchObject({ ok: true, jobid: 1, resumed: false, products: { count: 300, seen: 300, written: 300, invalid: 0, duplicates: 0 }, orders: { count: 75, seen: 75 } });
+      // Each entity's end carries the same report as the run's, when that entity is done.
+      expect(ends).toEqual([
+        { type: 'entity-end', entity: 'products', report: first.products },
+        { type: 'entity-end', entity: 'orders', report: first.orders },
+      ]);
       expect(first.retries).toBe(0);
       await sameAsCatalog(sink);
       const second = await runSync({ connectionId: 'c1', client, sink, checkpoints: new JsonFileCheckpointStore(path.join(dir, 'state.json')) });
@@ -201,7 +207,7 @@ describe('store misbehaviour in a run', () => {
     expect(report).toMatchObject({ ok: false, products: { count: 58, invalid: 1, duplicates: 1 }, orders: { count: 10, invalid: 0 } });
     expect(report.error).toBeUndefined();
     expect(report.invalidItems).toEqual([expect.objectContaining({ entity: 'products', index: 0, error: expect.stringMatching(/^variations/) })]);
-    expect(events).toEqual(['run-start', 'invalid', 'anomaly', 'anomaly', 'run-end']);
+    expect(events).toEqual(['run-start', 'invalid', 'anomaly', 'anomaly', 'entity-end', 'entity-end', 'run-end']);
     expect(report.anomalies.map((a) => a.kind)).toEqual(['duplicate', 'items-total-mismatch']);
   });
 
