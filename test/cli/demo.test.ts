@@ -61,6 +61,30 @@ describe('storebridge demo', () => {
     expect(err).toContain('SIGINT, shutting down');
   }, 60_000);
 
+  it('honours the serve options it accepts: --page-size, --rate-limit, --pagination; --help lists them', async () => {
+    const r = await run(['demo', '--exit', '--demo', '60', '--page-size', '5', '--pagination', 'cursor']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/GET \/products\?sortorder=asc&jobid=1\s+→ 200: 5 of 60 products, \d/);
+    expect(r.out).toMatch(/&next=…\s+→ 200: 5 more products by cursor/);
+    expect(r.out).toMatch(/&offset=5"$/m);
+    // A per-key limit of 3 requests a minute: the tour's fourth keyed call is refused.
+    const limited = await run(['demo', '--exit', '--demo', '10', '--rate-limit', '3']);
+    expect(limited.out).toMatch(/→ 429/);
+    const help = await run(['demo', '--help']);
+    for (const option of ['--port P', '--host H', '--demo N', '--adapter SPEC', '--key K', '--pagination MODE', '--page-size N', '--rate-limit N|off', '--exit']) {
+      expect(help.out).toContain(option);
+    }
+  });
+
+  it('a key given with --key is not printed, and the curl line does not pretend it is in STOREBRIDGE_KEY', async () => {
+    const secret = 'flag-supplied-key-42';
+    const r = await run(['demo', '--exit', '--demo', '10', '--key', secret]);
+    expect(r.code).toBe(0);
+    expect(r.out + r.err).not.toContain(secret);
+    expect(r.out).not.toContain('$STOREBRIDGE_KEY');
+    expect(r.out).toMatch(/curl -H "SvcKey: <the key given with --key>"/);
+  });
+
   it('a usage error exits 2', async () => {
     const r = await run(['demo', '--demo', 'lots']);
     expect(r.code).toBe(2);

@@ -1,5 +1,6 @@
 /**
- * `storebridge demo [--port P] [--demo N] [--adapter SPEC] [--key K] [--exit]` — the newcomer's
+ * `storebridge demo [--port P] [--demo N] [--adapter SPEC] [--key K] [--exit]` (and serve's
+ * `--host`, `--pagination`, `--page-size`, `--rate-limit`) — the newcomer's
  * `npm start`: starts a demo store, calls it the way the sync service does, prints what came back,
  * and keeps serving until Ctrl-C (`--exit`: stop after the tour).
  *
@@ -21,9 +22,14 @@ until Ctrl-C.
 
 options:
   --port P           port to listen on (default 0: a free one)
+  --host H           address to listen on (default 127.0.0.1)
   --demo N           demo products to seed (default 200; about N/4 orders)
   --adapter SPEC     ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --key K            the SvcKey to require (or STOREBRIDGE_KEY); default: a printed throwaway key
+  --pagination MODE  offset | cursor: how a list request with neither offset nor next is answered
+                     (default offset); both strategies are always accepted
+  --page-size N      items per list page (default 20)
+  --rate-limit N|off requests per minute per key (default 1200)
   --exit             stop after the tour
   -h, --help         this text`;
 
@@ -49,6 +55,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     return 2;
   }
   const generated = parsed.key === '';
+  const keyFromFlag = args.some((a) => a === '--key' || a.startsWith('--key='));
   const key = generated ? `demo-${randomBytes(18).toString('base64url')}` : parsed.key;
   const count = args.includes('--demo') || args.some((a) => a.startsWith('--demo=')) ? parsed.demo : 200;
 
@@ -66,6 +73,8 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       host: parsed.host,
       demo: count,
       pagination: parsed.pagination,
+      pageSize: parsed.pageSize,
+      rateLimit: parsed.rateLimit,
       logger: lineLogger(io.err),
       signal: starting.signal,
     });
@@ -94,37 +103,43 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     return { status: res.status, body: JSON.parse(text), bytes: Buffer.byteLength(text) };
   };
   const show = (request: string, result: string) => io.out(`${request.padEnd(46)} → ${result}`);
+  /** `STATUS: summary` for the expected status, else `STATUS: error` (a 429 with --rate-limit, …). */
+  const outcome = (answer: Answer, expected: number, summary: () => string) =>
+    answer.status === expected ? `${answer.status}: ${summary()}` : `${answer.status}: ${answer.body?.error ?? 'unexpected answer'}`;
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
   let ok = true;
   try {
     const products = await call('GET', '/products?sortorder=asc&jobid=1');
     const p = products.body.paging;
-    show(`GET /products?sortorder=asc&jobid=1`, `${products.status}: ${p.pageSize} of ${p.itemsTotal} products from offset ${p.offset}, ${kb(products.bytes)}`);
-    const first = products.body.products[0];
+    show(
+      `GET /products?sortorder=asc&jobid=1`,
+      outcome(products, 200, () => `${p.pageSize} of ${p.itemsTotal} products${p.offset === undefined ? '' : ` from offset ${p.offset}`}, ${kb(products.bytes)}`),
+    );
+    const first = products.body.products?.[0];
     if (first) io.out(`    first: ${first._id} "${first.title}" (${first.variations?.length ?? 0} variations)`);
 
     const orders = await call('GET', '/orders?sortorder=desc&jobid=1');
     const o = orders.body.paging;
-    show(`GET /orders?sortorder=desc&jobid=1`, `${orders.status}: ${o.pageSize} of ${o.itemsTotal} orders, newest first`);
-    const newest = orders.body.orders[0];
+    show(`GET /orders?sortorder=desc&jobid=1`, outcome(orders, 200, () => `${o.pageSize} of ${o.itemsTotal} orders, newest first`));
+    const newest = orders.body.orders?.[0];
     if (newest) io.out(`    newest: ${newest._id} ${newest.status}, ${newest.total?.amount ?? '?'} ${newest.total?.currency ?? ''}, ${newest.orderItems?.length ?? 0} items`);
 
     if (first) {
       const one = await call('GET', `/products/${encodeURIComponent(first._id)}`);
-      show(`GET /products/${first._id}`, `${one.status}: "${one.body.product?.title}", sku ${one.body.product?.sku}`);
+      show(`GET /products/${first._id}`, outcome(one, 200, () => `"${one.body.product?.title}", sku ${one.body.product?.sku}`));
     }
 
-    if (p.next) {
+    if (p?.next) {
       const page2 = await call('GET', `/products?sortorder=asc&jobid=1&next=${encodeURIComponent(p.next)}`);
       const q = page2.body.paging;
-      show(`GET /products?sortorder=asc&jobid=1&next=…`, `${page2.status}: ${q.pageSize} more products by cursor${q.next ? ', and a next cursor' : ', the last page'}`);
+      show(`GET /products?sortorder=asc&jobid=1&next=…`, outcome(page2, 200, () => `${q.pageSize} more products by cursor${q.next ? ', and a next cursor' : ', the last page'}`));
     }
 
     if (newest) {
       const status = newest.status === 'shipped' ? 'delivered' : 'shipped';
       const write = await call('POST', `/orders?jobid=1&id=${encodeURIComponent(newest._id)}`, { ...newest, status });
-      show(`POST /orders?jobid=1&id=${newest._id}`, `${write.status}: success ${write.body.success}, status now ${write.body.order?.status}`);
+      show(`POST /orders?jobid=1&id=${newest._id}`, outcome(write, 200, () => `success ${write.body.success}, status now ${write.body.order?.status}`));
     }
 
     const missing = await call('GET', '/orders/no-such-order');
@@ -137,8 +152,8 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   }
 
   io.out('');
-  const keyRef = generated ? key : '$STOREBRIDGE_KEY';
-  io.out(`try it: curl -H "SvcKey: ${keyRef}" "${url}/products?sortorder=asc&jobid=1&offset=20"`);
+  const keyRef = generated ? key : keyFromFlag ? '<the key given with --key>' : '$STOREBRIDGE_KEY';
+  io.out(`try it: curl -H "SvcKey: ${keyRef}" "${url}/products?sortorder=asc&jobid=1&offset=${parsed.pageSize ?? 20}"`);
   if (exitAfterTour) {
     await store.close();
     return ok ? 0 : 1;
