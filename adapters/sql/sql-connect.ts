@@ -2,7 +2,7 @@
  * Connection specs (`--adapter` values) to Kysely instances. The driver is required only here,
  * when a spec names it, so a user installs only the driver they use.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import type { Kysely } from 'kysely';
@@ -116,6 +116,24 @@ export function connectKysely(spec: string, options: ConnectionOptions = {}): { 
   return { kind, db: kyselyFor(kind, target, options) };
 }
 
+/**
+ * `mkdir -p` without `mkdirSync(…, { recursive: true })`: Node's recursive mkdir loops forever,
+ * synchronously, when a pseudo filesystem answers ENOENT for a directory whose parent exists
+ * (`sqlite:/proc/x/store.db`), and a process in that loop cannot even be stopped with SIGTERM.
+ * Here each missing level is created once, from the deepest existing ancestor down, and the
+ * first failure is thrown as is.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  let d = dir;
+  for (; !existsSync(d); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  if (existsSync(d) && !statSync(d).isDirectory()) throw new Error(`ENOTDIR: ${d} is not a directory`);
+  for (const m of missing.reverse()) mkdirSync(m);
+}
+
 /** Page size of the SQLite databases the adapter creates. */
 export const SQLITE_PAGE_SIZE = 16_384;
 
@@ -129,7 +147,7 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
     const busy = positiveInt('busyTimeoutMs', options.busyTimeoutMs, 5000);
     const memory = target === ':memory:';
     const file = memory ? target : resolve(target);
-    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    if (!memory) makeDirectories(dirname(file));
     const database = new Database(file);
     database.pragma(`busy_timeout = ${busy}`);
     // 16 KiB pages for a new database (an existing file keeps its size; SQLite ignores this then):
