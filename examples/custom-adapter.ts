@@ -10,7 +10,7 @@
  * Run the conformance suite on it with node:test, from the repository root:
  *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node --test /tmp/sb-examples/examples/custom-adapter.js
- * (18 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
+ * (21 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
  * In a project of your own, import from 'storebridge' and 'storebridge/conformance' instead of
  * the relative paths below, and put the `runAdapterConformance` call in a test file (jest/vitest:
  * pass their `test` and `describe`).
