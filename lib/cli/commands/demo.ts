@@ -23,7 +23,8 @@ until Ctrl-C.
 options:
   --port P           port to listen on (default 0: a free one)
   --host H           address to listen on (default 127.0.0.1)
-  --demo N           demo products to seed (default 200; about N/4 orders)
+  --demo N           demo products to seed (default 200; about N/4 orders; an existing
+                     store gets only the missing ones, never an overwrite)
   --adapter SPEC     ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --key K            the SvcKey to require (or STOREBRIDGE_KEY); default: a printed throwaway key
   --pagination MODE  offset | cursor: how a list request with neither offset nor next is answered

@@ -24,7 +24,8 @@ and the same for /orders) and prints "listening on http://HOST:PORT" once ready.
 options:
   --port P                 port to listen on; 0 picks a free one (default 0)
   --key K                  the SvcKey callers must send (or set STOREBRIDGE_KEY); never printed
-  --demo N                 seed N demo products and about N/4 orders first
+  --demo N                 seed N demo products and about N/4 orders first (into an existing
+                           store: only the missing ones; an existing item is never overwritten)
   --adapter SPEC           ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --pagination MODE        offset | cursor: how a list request with neither offset nor next is
                            answered (default offset); both strategies are always accepted
