@@ -3,6 +3,7 @@
  * through `send`: the key is added as the `SvcKey` header here and nowhere else.
  */
 import type { ClientConfig, RequestInfo } from './client-options';
+import { fetchExchange, nodeExchange, type Exchange } from './http-exchange';
 import {
   StoreAbortedError,
   StoreAuthError,
@@ -100,6 +101,9 @@ function safeHook<A>(hooks: Array<(a: A) => void>, arg: A): void {
   }
 }
 
+/** The injected fetch, or the default transport over node:http. */
+const exchangeOf = (config: ClientConfig): Exchange => (config.fetch ? fetchExchange(config.fetch) : nodeExchange);
+
 async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo, deadline: number | undefined): Promise<HttpResponse> {
   const key = req.svcKey === undefined ? config.svcKey : req.svcKey;
   const context = (status?: number): StoreErrorContext => ({ operation: req.operation, method: req.method, url: redact(req.url, config.svcKey), status, attempts: info.attempt });
@@ -117,7 +121,7 @@ async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo
   try {
     if (req.signal?.aborted) throw req.signal.reason;
     // Redirects are never followed: a redirect could carry the SvcKey header to another host.
-    const res = await config.fetch(req.url, { method: req.method, headers, body: req.body, signal: controller.signal, redirect: 'manual' });
+    const res = await exchangeOf(config)(req.url, { method: req.method, headers, body: req.body, signal: controller.signal });
     const declared = Number(res.headers.get('content-length'));
     if (Number.isFinite(declared) && declared > config.maxResponseBytes) {
       controller.abort();
@@ -126,10 +130,7 @@ async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo
     const chunks: Uint8Array[] = [];
     let bytes = 0;
     if (res.body) {
-      const reader = res.body.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
+      for await (const value of res.body) {
         bytes += value.byteLength;
         if (bytes > config.maxResponseBytes) {
           // Stop reading now: aborting closes the connection instead of draining a huge body.

@@ -1,7 +1,8 @@
 /**
  * Why a connection failed is in the message: the system error code (ECONNREFUSED), or, for a port
  * that `fetch` refuses to use at all (the Fetch standard's "bad ports": 6000, 6665-6669, …), what
- * to do about it. A bad port is not retried: no attempt can succeed.
+ * to do about it. A bad port is not retried: no attempt can succeed. The client's default transport
+ * (node:http) has no such list; the daemon and an injected fetch do.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,8 +28,31 @@ test('client: a refused connection names ECONNREFUSED and is retried', async () 
   expect(err.attempts).toBe(3);
 });
 
-test('client: a port fetch refuses (6000) says so and is not retried', async () => {
-  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+test('client: the default transport (node:http) reaches port 6000, which fetch refuses', async () => {
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ paging: { pageSize: 0, itemsTotal: 0, offset: 0 }, products: [] }));
+  });
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(6000, '127.0.0.1', () => resolve(true));
+  });
+  try {
+    const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', retry: 0 });
+    if (listening) {
+      expect(await client.listProducts({ sortorder: 'asc', jobid: 1 })).toMatchObject({ items: [], paging: { itemsTotal: 0 } });
+    } else {
+      // Port 6000 is taken on this machine: whatever answers, it is not fetch's bad-port refusal.
+      const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
+      expect(String(err?.message)).not.toMatch(/fetch refuses/);
+    }
+  } finally {
+    await new Promise<void>((resolve) => (listening ? server.close(() => resolve()) : resolve()));
+  }
+});
+
+test('client with the global fetch injected: a port fetch refuses (6000) says so and is not retried', async () => {
+  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', fetch: globalThis.fetch, retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 2 } });
   const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
   expect(err).toBeInstanceOf(StoreNetworkError);
   expect(err.message).toMatch(/fetch refuses port 6000/);
