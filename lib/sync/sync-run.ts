@@ -241,7 +241,12 @@ async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<S
         }
         // Page n + 1 is fetched while page n is written; its checkpoint is saved only after the
         // write, so a crash or a failed write resumes after the last page written whole.
-        if (!reachedBoundary) pages.prefetch();
+        if (!reachedBoundary) {
+          pages.prefetch();
+          // Let that request leave before writing: a synchronous sink (better-sqlite3) holds the
+          // event loop for the whole write, and node:http sends on a later tick.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
         const results = items.length > 0 ? await store.upsertMany(items as never[], writeOptions()) : [];
         // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
         const p = { ...progress };
