@@ -113,17 +113,19 @@ describe('crash and resume', () => {
         orders: real.orders,
       };
       const client = createStoreClient({ baseUrl: store.url, svcKey: KEY });
-      const offsets = () => store.requests.filter((u) => u.pathname === '/products').map((u) => u.searchParams.get('offset'));
       const crashed = await runSync({ connectionId: 'c', client, sink: failing, checkpoints });
       expect(crashed).toMatchObject({ ok: false, error: { name: 'AdapterError' }, products: { seen: 50 } });
-      // Page 75 was requested ahead while page 50 was written, and aborted when that write failed:
-      // whether it reached the store before the abort is a race.
-      const first = offsets();
-      expect([[null, '25', '50'], [null, '25', '50', '75']]).toContainEqual(first);
       const resumed = await runSync({ connectionId: 'c', client, sink: real, checkpoints });
       expect(resumed).toMatchObject({ ok: true, resumed: true, products: { count: 300, seen: 300 }, orders: { count: 75 } });
-      // Pages at offsets 0 and 25 were written whole: the resumed walk starts at 50.
-      expect(offsets().slice(first.length)).toEqual(['50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))]);
+      const offsets = store.requests.filter((u) => u.pathname === '/products').map((u) => u.searchParams.get('offset'));
+      // Page 75 was requested ahead while page 50 was written, and aborted when that write failed:
+      // whether (and when) it reached the store is a race, so it is taken out once if it is there.
+      // The rest: pages 0, 25 and 50 of the crashed run, then the resumed walk from 50, the first
+      // page not written whole.
+      const rest = [...offsets];
+      const early = rest.indexOf('75');
+      if (early >= 0 && early < rest.indexOf('50', 3)) rest.splice(early, 1);
+      expect(rest).toEqual([null, '25', '50', '50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))]);
       await sameAsCatalog(real);
     } finally {
       await store.close();
