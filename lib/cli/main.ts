@@ -27,11 +27,13 @@ export function usage(): string {
     '',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `storebridge <command> --help` for a command\'s options.',
+    'Run `storebridge <command> --help` (or `storebridge help <command>`) for a command\'s options.',
   ].join('\n');
 }
 
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  // `storebridge help sync` is `storebridge sync --help`.
+  if (argv[0] === 'help' && argv.length > 1) return runCli([argv[1], '--help'], io);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(usage());

@@ -98,6 +98,16 @@ test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures
   const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
   expect(c.code).toBe(1);
   expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);
+  expect(c.stdout).toMatch(/^36 checks, 32 failed$/m);
+  expect(c.stdout).toMatch(/refused the key \(HTTP 401\) on most requests/);
+});
+
+test('check against a store that is not there: every check fails, and the summary says the store could not be reached', async () => {
+  const c = await runCli(['check', 'http://127.0.0.1:1', '--key', KEY]);
+  expect(c.code).toBe(1);
+  expect(c.stdout).toMatch(/^36 checks, 36 failed$/m);
+  expect(c.stdout).toMatch(/The store could not be reached/);
+  expect(c.stdout + c.stderr).not.toContain(KEY);
 });
 
 test('a store with invalid items: sync quarantines them and exits 1; usage errors exit 2', async () => {
@@ -119,6 +129,9 @@ test('a store with invalid items: sync quarantines them and exits 1; usage error
   expect((await runCli(['sync', url])).code).toBe(2);
   expect((await runCli(['check'])).code).toBe(2);
   expect((await runCli(['sync', '--help'])).stdout).toMatch(/usage: storebridge sync/);
+  expect((await runCli(['help', 'sync'])).stdout).toMatch(/usage: storebridge sync/);
+  const unknown = await runCli(['help', 'nonsense']);
+  expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/unknown command "nonsense"/)]);
 });
 
 test('--state with the default memory sink warns that the sink is not kept (a resumed or incremental run holds only its own part)', async () => {

@@ -75,8 +75,23 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     io.err(`storebridge check: ${(err as Error).message}`);
     return 2;
   }
-  const failed = report.checks.filter((c) => !c.ok);
   if (values.json) io.out(JSON.stringify({ ok: report.ok, checks: report.checks }));
-  else io.out(`\n${report.checks.length} checks, ${failed.length} failed${failed.length ? `: ${failed.map((c) => c.name).join(', ')}` : ''}`);
+  else io.out(summaryOf(report.checks));
   return report.ok ? 0 : 1;
 }
+
+/** Names the failures when they are few; says what went wrong when one cause failed them all. */
+function summaryOf(checks: CheckReport['checks']): string {
+  const failed = checks.filter((c) => !c.ok);
+  const names = failed.length > 0 && failed.length <= MAX_NAMED_FAILURES ? `: ${failed.map((c) => c.name).join(', ')}` : '';
+  const lines = [`\n${checks.length} checks, ${failed.length} failed${names}`];
+  if (failed.length > 0 && failed.every((c) => /network failure|timed out/.test(c.detail))) {
+    lines.push('The store could not be reached: is the URL right and the store up? (every check failed on the connection)');
+  } else if (failed.length > MAX_NAMED_FAILURES && failed.filter((c) => /\b401\b/.test(c.detail)).length * 2 > failed.length) {
+    lines.push('The store refused the key (HTTP 401) on most requests that carried it: is --key the key this store expects?');
+  }
+  return lines.join('\n');
+}
+
+/** Past this many failures the summary gives their count, not their names (each has its line above). */
+const MAX_NAMED_FAILURES = 8;
