@@ -1,8 +1,8 @@
 /**
  * Why a connection failed is in the message: the system error code (ECONNREFUSED), or, for a port
  * that `fetch` refuses to use at all (the Fetch standard's "bad ports": 6000, 6665-6669, …), what
- * to do about it. A bad port is not retried: no attempt can succeed. The client's default transport
- * (node:http) has no such list; the daemon and an injected fetch do.
+ * to do about it. A bad port is not retried: no attempt can succeed. The default transport of the
+ * client and the daemon (node:http) has no such list; an injected fetch does.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -61,12 +61,12 @@ test('client with the global fetch injected: a port fetch refuses (6000) says so
   expect(client.stats.retries).toBe(0);
 });
 
-test('daemon: an unreachable service names the cause (refused, or a port fetch refuses)', async () => {
-  for (const [url, expected] of [
-    [`http://127.0.0.1:${await closedPort()}`, /the service could not be reached \(ECONNREFUSED\)/],
-    ['http://127.0.0.1:6000', /fetch refuses port 6000/],
+test('daemon: an unreachable service names the cause (refused; with an injected fetch, a port fetch refuses)', async () => {
+  for (const [url, fetch, expected] of [
+    [`http://127.0.0.1:${await closedPort()}`, undefined, /the service could not be reached \(ECONNREFUSED\)/],
+    ['http://127.0.0.1:6000', globalThis.fetch, /fetch refuses port 6000/],
   ] as const) {
-    const report = await createDaemon({ serviceUrl: url, connectionKey: 'daemon-connect-key', adapter: createMemoryAdapter(), pollIntervalMs: 1, maxConsecutiveErrors: 1 }).runOnce();
+    const report = await createDaemon({ serviceUrl: url, connectionKey: 'daemon-connect-key', adapter: createMemoryAdapter(), pollIntervalMs: 1, maxConsecutiveErrors: 1, fetch }).runOnce();
     expect(report.ok).toBe(false);
     expect(report.errors[0]).toMatch(expected);
     expect(report.errors.join()).not.toContain('daemon-connect-key');

@@ -30,6 +30,7 @@ import type { ReverseOrder, ReverseProduct } from '../../contract/reverse';
 import type { Entity, Order, Product } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
 import { fetchFailure } from '../../client/fetch-failure';
+import { fetchExchange, nodeExchange, type Exchange, type ExchangeRequest, type ExchangeResponse } from '../../client/http-exchange';
 import { REVERSE_BASE_PATH } from '../service/reverse-service';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { z } from 'zod';
@@ -77,7 +78,7 @@ export interface DaemonOptions {
   readonly sampleSize?: number;
   /** `runOnce` gives up (report `ok: false`) after this many failed attempts in a row (at once on a 404: unknown key). Default 5. */
   readonly maxConsecutiveErrors?: number;
-  /** The `fetch` to use. Default the global one. */
+  /** A `fetch` to call instead of the default transport (`node:http` / `node:https`, keep-alive). */
   readonly fetch?: typeof fetch;
   /** Progress and errors, for logs or a progress bar. Events never hold the key. */
   readonly onEvent?: (event: DaemonEvent) => void;
@@ -126,7 +127,8 @@ interface DaemonConfig {
   readonly pageItems: number;
   readonly sampleSize: number;
   readonly maxConsecutiveErrors: number;
-  readonly fetch: typeof fetch;
+  /** The injected fetch's exchange, or the default one over node:http. */
+  readonly exchange: Exchange;
   readonly onEvent: (event: DaemonEvent) => void;
   readonly now: () => number;
 }
@@ -153,8 +155,7 @@ function parseOptions(options: DaemonOptions): DaemonConfig {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidOptionError('serviceUrl', 'expected an http or https URL');
   if (typeof options.connectionKey !== 'string' || options.connectionKey === '') throw new InvalidOptionError('connectionKey', 'expected a non-empty string');
   if (!options.adapter) throw new InvalidOptionError('adapter', 'the store\'s adapter is required');
-  const f = options.fetch ?? globalThis.fetch;
-  if (typeof f !== 'function') throw new InvalidOptionError('fetch', 'no fetch available; pass one');
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new InvalidOptionError('fetch', 'must be a function');
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
   const idlePollMaxMs = positiveInteger('idlePollMaxMs', options.idlePollMaxMs, 30_000);
   if (idlePollMaxMs < pollIntervalMs) throw new InvalidOptionError('idlePollMaxMs', 'must not be smaller than pollIntervalMs');
@@ -169,7 +170,7 @@ function parseOptions(options: DaemonOptions): DaemonConfig {
     pageItems: positiveInteger('pageItems', options.pageItems, 500),
     sampleSize: positiveInteger('sampleSize', options.sampleSize, 10),
     maxConsecutiveErrors: positiveInteger('maxConsecutiveErrors', options.maxConsecutiveErrors, 5),
-    fetch: f,
+    exchange: options.fetch ? fetchExchange(options.fetch) : nodeExchange,
     onEvent: options.onEvent ?? (() => undefined),
     now: options.now ?? Date.now,
   };
@@ -264,16 +265,17 @@ export function createDaemon(options: DaemonOptions): Daemon {
   // ---- HTTP ---------------------------------------------------------------------------------
 
   async function call<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S | undefined, body?: unknown): Promise<z.infer<S>> {
-    const init: RequestInit = { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(config.requestTimeoutMs) };
-    if (method === 'POST') {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body ?? {});
-      init.headers = { accept: 'application/json', 'content-type': 'application/json' };
-    }
-    let res: globalThis.Response;
+    const request: ExchangeRequest =
+      method === 'POST'
+        ? { method, headers: { accept: 'application/json', 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body ?? {}), signal: AbortSignal.timeout(config.requestTimeoutMs) }
+        : { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(config.requestTimeoutMs) };
+    let res: ExchangeResponse;
     let text: string;
     try {
-      res = await config.fetch(config.base + path, init);
-      text = await res.text();
+      res = await config.exchange(config.base + path, request);
+      const chunks: Uint8Array[] = [];
+      if (res.body) for await (const chunk of res.body) chunks.push(chunk);
+      text = Buffer.concat(chunks).toString('utf8');
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
       throw new ReverseTransportError(method, path, timedOut ? `no answer within ${config.requestTimeoutMs} ms` : `the service could not be reached${fetchFailure(err, config.base).detail}`, { cause: err });
@@ -284,7 +286,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     } catch {
       json = undefined;
     }
-    if (!res.ok) {
+    if (res.status < 200 || res.status > 299) {
       const detail = typeof (json as { error?: unknown })?.error === 'string' ? (json as { error: string }).error : '';
       throw new ReverseServiceError(method, path, res.status, detail.slice(0, 500));
     }
