@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { spawnCli } from './cli-process';
 
 const ROOT = join(__dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'storebridge.js');
@@ -46,19 +47,14 @@ describe('storebridge demo', () => {
   });
 
   it('Ctrl-C (SIGINT) while seeding a large catalog stops promptly, before the tour', async () => {
-    const child = spawn(process.execPath, [BIN, 'demo', '--demo', '400000'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = spawnCli(['demo', '--demo', '400000'], { STOREBRIDGE_KEY: '' });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const signalled = Date.now();
-    child.kill('SIGINT');
-    expect(await exit).toBe(0);
+    cli.child.kill('SIGINT');
+    expect(await cli.exit).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(4000);
-    expect(out).toBe('');
-    expect(err).toContain('SIGINT, shutting down');
+    expect(cli.stdout()).toBe('');
+    expect(cli.stderr()).toContain('SIGINT, shutting down');
   }, 60_000);
 
   it('honours the serve options it accepts: --page-size, --rate-limit, --pagination; --help lists them', async () => {

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnCli } from './cli-process';
 
 const ROOT = join(__dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'storebridge.js');
@@ -161,22 +162,17 @@ describe('storebridge serve options', () => {
   });
 
   it('SIGTERM while seeding a large demo catalog stops promptly, without a listening line', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--key', KEY, '--demo', '400000'], { cwd: ROOT, env: { ...process.env, STOREBRIDGE_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = spawnCli(['serve', '--port', '0', '--key', KEY, '--demo', '400000'], { STOREBRIDGE_KEY: '' });
     // Seeding 400,000 products takes many seconds; the signal arrives well inside it.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const signalled = Date.now();
-    child.kill('SIGTERM');
-    const code = await exit;
+    cli.child.kill('SIGTERM');
+    const code = await cli.exit;
     const tookMs = Date.now() - signalled;
     expect(code).toBe(0);
     expect(tookMs).toBeLessThan(4000);
-    expect(out).not.toMatch(/listening on/);
-    expect(err).toContain('SIGTERM, shutting down');
+    expect(cli.stdout()).not.toMatch(/listening on/);
+    expect(cli.stderr()).toContain('SIGTERM, shutting down');
   }, 60_000);
 
   it('--help prints the options', async () => {

@@ -5,29 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startFakeStore } from '../client/fake-store';
+import { BIN, runCli } from './cli-process';
 import { demoCatalog } from '../../lib/demo';
 import type { Product } from '../../lib/contract/webhook';
 
-const BIN = path.join(__dirname, '..', '..', 'bin', 'storebridge.js');
 const KEY = 'e2e-Key-7c1f93d0b2';
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c));
-    child.stderr.on('data', (c: Buffer) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const lastLine = (s: string) => s.trim().split('\n').pop()!;
 

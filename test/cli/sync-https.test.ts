@@ -5,7 +5,7 @@
  * fails at the first request with the TLS reason and exit 1: another attempt would meet the same
  * certificate, so none is made.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -15,8 +15,8 @@ import express from 'express';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createStoreRouter } from '../../lib/server';
+import { runCli } from './cli-process';
 
-const BIN = path.join(__dirname, '..', '..', 'bin', 'storebridge.js');
 const KEY = 'https-Key-4e8a0c2d19';
 const catalog = demoCatalog(120);
 
@@ -41,17 +41,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function sync(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'sync', url, '--key', KEY, '--json', '--retries', '1'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c));
-    child.stderr.on('data', (c: Buffer) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const sync = (env: NodeJS.ProcessEnv) => runCli(['sync', url, '--key', KEY, '--json', '--retries', '1'], env);
 
 test('sync over HTTPS with the store certificate trusted: every product and order arrives', async () => {
   const r = await sync({ NODE_EXTRA_CA_CERTS: path.join(dir, 'cert.pem') });
