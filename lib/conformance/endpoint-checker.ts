@@ -9,6 +9,7 @@
 import { jsonEqual } from '../adapter';
 import { ENTITIES, type Entity, type ItemOf, type Order, type Product } from '../contract/webhook';
 import type { SortOrder } from '../contract/messages';
+import { INTERFACE_LIMITS } from '../contract/limits';
 import { createStoreClient, type StoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import type { InvalidItem, WalkSummary } from '../client/catalog-walk';
@@ -40,8 +41,8 @@ export interface EndpointCheckOptions extends Omit<StoreClientOptions, 'retry' |
 }
 
 /** The spec's page limits. */
-export const PAGE_BYTES_LIMIT = 10_000_000;
-export const PAGE_TIME_LIMIT_MS = 60_000;
+export const PAGE_BYTES_LIMIT = INTERFACE_LIMITS.maxPageBytes;
+export const PAGE_TIME_LIMIT_MS = INTERFACE_LIMITS.requestTimeMs;
 
 interface Capture<E extends Entity> {
   items: ItemOf<E>[];

@@ -71,7 +71,34 @@ export const OrderByIdResponseSchema = z.object({ order: OrderSchema });
 
 export const CONNECTION_STATUSES = ['waiting', 'initialized', 'finishing', 'finished'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
-export const UpstreamStatusSchema = z.object({ connectionstatus: z.enum(CONNECTION_STATUSES) });
+/**
+ * `{P}/upstreamstatus` (and initialize replies): the same status under both names, since the deployed
+ * daemons read `upstreamstatus` and the spec and the docs print `connectionstatus`.
+ */
+export const UpstreamStatusSchema = z.object({ upstreamstatus: z.enum(CONNECTION_STATUSES), connectionstatus: z.enum(CONNECTION_STATUSES) });
+
+/**
+ * `{P}/ping` (deployed): what the service wants. `fetchingremote`: push the store's catalog
+ * ("Fetch updates"); `pulling`: pull what the service hands out ("Send updates"); anything else: idle.
+ */
+export const PING_STATUSES = ['fetchingremote', 'pulling', 'idle'] as const;
+export type PingStatus = (typeof PING_STATUSES)[number];
+export const PingSchema = z.object({ connectionstatus: z.enum(PING_STATUSES) });
+
+/** `{P}/strategy` (deployed): the kind of push wanted. */
+export const PUSH_STRATEGIES = ['push', 'pingsample'] as const;
+export type PushStrategy = (typeof PUSH_STRATEGIES)[number];
+export const StrategySchema = z.object({ strategy: z.enum(PUSH_STRATEGIES) });
+
+/**
+ * `{P}/cursoroffset` (deployed): where an incremental push of the current entity starts: `0`, or the
+ * `last_updated` of the last item pushed, exactly as the daemon sent it (a number, or a string such
+ * as `"1517360038797 - 3"`).
+ */
+export const CursorOffsetSchema = z.object({ cursoroffset: z.union([z.number(), z.string()]) });
+
+/** `GET /` on the service's host: daemons check reachability there (any 200 JSON object). */
+export const ReachabilitySchema = z.object({ service: z.string(), ok: z.literal(true) });
 
 /** `done` is DESIGN.md's addition: the pull transaction has no item left. */
 export const HAS_MORE_VALUES = ['waiting', 'ready', 'done'] as const;

@@ -5,7 +5,7 @@
  * `messages`, buyer addresses) are absent. Converters between the forms are in `converters.ts`.
  */
 import { z } from 'zod';
-import { IdSchema, MoneySchema, TimestampSchema, UrlRefSchema } from './webhook';
+import { IdSchema, MoneySchema, SkuSchema, TimestampSchema, UrlRefSchema } from './webhook';
 
 /** An integer as a decimal string: `"12"`, `"-3"`. */
 export const IntegerStringSchema = z.string().regex(/^-?\d{1,16}$/, 'must be an integer written as a string, e.g. "12"');
@@ -29,7 +29,7 @@ export const ReverseVariationSchema = z.object({
 
 export const ReverseProductSchema = z.object({
   _id: IdSchema,
-  sku: z.string().optional(),
+  sku: SkuSchema.optional(),
   last_updated: TimestampSchema.optional(),
   title: z.string().optional(),
   url: z.string().optional(),
@@ -41,7 +41,7 @@ export const ReverseProductSchema = z.object({
 });
 
 export const ReverseOrderItemSchema = z.object({
-  id: z.string().optional(),
+  id: SkuSchema.optional(),
   variation_id: z.string().optional(),
   quantity: IntegerStringSchema.optional(),
   unitPrice: DecimalStringSchema.optional(),

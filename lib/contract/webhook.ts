@@ -15,10 +15,26 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 /** Longest `_id` the kit accepts on writes and in cursors. */
 export const MAX_ID_LENGTH = 256;
 
+/** A C0 control character (U+0000–U+001F): never part of an id, key, `sku` or cursor (docs/interface.md "Ids"). */
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+
+/** Whether a string holds a C0 control character (NUL, tab, newline, …). */
+export function hasControlCharacter(s: string): boolean {
+  return CONTROL_CHARACTER.test(s);
+}
+
+/** As a JSON Schema `pattern` too (the OpenAPI document shows it): no control character anywhere. */
+const WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u001f]*$/;
+const NO_CONTROL_CHARACTERS = 'must not contain control characters (U+0000–U+001F)';
+
 export const IdSchema = z
   .string()
   .min(1, 'must not be empty')
-  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`);
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+  .regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
+
+/** A product `sku` or an order item's product reference: any text but control characters. */
+export const SkuSchema = z.string().regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
 
 /** Unix time in milliseconds. */
 export const TimestampSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -66,7 +82,7 @@ export const VariationSchema = z.object({
 
 export const ProductSchema = z.object({
   _id: IdSchema,
-  sku: z.string().optional(),
+  sku: SkuSchema.optional(),
   last_updated: TimestampSchema.optional(),
   title: z.string().optional(),
   url: z.string().optional(),
@@ -81,7 +97,7 @@ export const ProductSchema = z.object({
 export const MoneySchema = z.object({ amount: FiniteNumberSchema, currency: z.string() });
 
 export const OrderItemSchema = z.object({
-  id: z.string().optional(),
+  id: SkuSchema.optional(),
   variation_id: z.string().optional(),
   quantity: IntegerSchema.optional(),
   unitPrice: FiniteNumberSchema.optional(),

@@ -3,11 +3,10 @@
  * reverse-connection API, generated from the contract's zod schemas (docs/openapi.md).
  */
 import { InvalidOptionError } from '../errors';
-import { REVERSE_BASE_PATH } from '../reverse/service/reverse-service';
-import { OPERATIONS, type OperationName } from '../server/store-core';
+import { REVERSE_BASE_PATH, WEBHOOK_ROUTES, type WebhookOperation as OperationName } from '../contract';
 import { generateSchemas, referencedComponents, type JsonSchema } from './openapi-schemas';
-import { REVERSE_EXTRA_SCHEMAS, reversePaths } from './reverse-paths';
-import { defaultWebhookPaths, SVCKEY_SCHEME, WEBHOOK_EXTRA_SCHEMAS, webhookPaths } from './webhook-paths';
+import { reversePaths } from './reverse-paths';
+import { defaultWebhookPaths, SVCKEY_SCHEME, webhookPaths } from './webhook-paths';
 
 /** The parts of the interface a document can describe. */
 export const OPENAPI_PARTS = ['webhooks', 'reverse'] as const;
@@ -80,12 +79,12 @@ function parseOptions(options: OpenApiOptions): DocumentConfig {
   if (options.paths !== undefined) {
     if (!options.paths || typeof options.paths !== 'object') throw new InvalidOptionError('paths', 'expected an object of operation name → path');
     for (const [name, path] of Object.entries(options.paths)) {
-      if (!Object.prototype.hasOwnProperty.call(OPERATIONS, name)) {
-        throw new InvalidOptionError(`paths.${name}`, `unknown operation; known: ${Object.keys(OPERATIONS).join(', ')}`);
+      if (!Object.prototype.hasOwnProperty.call(WEBHOOK_ROUTES, name)) {
+        throw new InvalidOptionError(`paths.${name}`, `unknown operation; known: ${Object.keys(WEBHOOK_ROUTES).join(', ')}`);
       }
       if (typeof path !== 'string' || !/^\/[^?#\s]*$/.test(path)) throw new InvalidOptionError(`paths.${name}`, 'expected a path starting with "/" (no query, no spaces)');
       const templated = path.match(/\{[^}]*\}/g) ?? [];
-      const wanted = OPERATIONS[name as OperationName].kind === 'get' ? ['{id}'] : [];
+      const wanted = WEBHOOK_ROUTES[name as OperationName].kind === 'get' ? ['{id}'] : [];
       if (templated.join() !== wanted.join()) {
         throw new InvalidOptionError(`paths.${name}`, wanted.length ? 'a by-ID path must contain {id} once and no other template' : 'this path takes no {template}');
       }
@@ -93,7 +92,7 @@ function parseOptions(options: OpenApiOptions): DocumentConfig {
     }
     const seen = new Map<string, OperationName>();
     for (const [name, path] of Object.entries(paths) as [OperationName, string][]) {
-      const where = `${OPERATIONS[name].method} ${path}`;
+      const where = `${WEBHOOK_ROUTES[name].method} ${path}`;
       const other = seen.get(where);
       if (other) throw new InvalidOptionError(`paths.${name}`, `${where} is also ${other}`);
       seen.set(where, name);
@@ -127,7 +126,7 @@ function parseOptions(options: OpenApiOptions): DocumentConfig {
  */
 export function createOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
   const config = parseOptions(options);
-  const schemas = generateSchemas(new Map([...REVERSE_EXTRA_SCHEMAS, ...WEBHOOK_EXTRA_SCHEMAS]));
+  const schemas = generateSchemas();
   const webhooks = config.include.has('webhooks');
   const reverse = config.include.has('reverse');
   if (webhooks && reverse) {

@@ -60,8 +60,10 @@ export interface GeneratedSchemas {
   reply(schema: z.ZodType): JsonSchema;
   /** `$ref` to the input (request) form of a zod schema. */
   request(schema: z.ZodType): JsonSchema;
-  /** The standalone JSON Schema of a small zod schema (parameters), inlined. */
+  /** The standalone JSON Schema of a small zod schema, inlined. */
   inline(schema: z.ZodType): JsonSchema;
+  /** The JSON Schema of a query parameter: the value its text stands for (`offset` is an integer). */
+  parameter(schema: z.ZodType): JsonSchema;
 }
 
 /**
@@ -87,15 +89,18 @@ export function generateSchemas(extra: ReadonlyMap<z.ZodType, string> = new Map(
     components,
     reply: (schema) => refTo(schema, ''),
     request: (schema) => refTo(schema, 'Input'),
-    inline(schema) {
-      const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as JsonSchema;
-      delete out.$schema;
-      return out;
-    },
+    inline: (schema) => standalone(schema, 'input'),
+    parameter: (schema) => standalone(schema, 'output'),
   };
 }
 
 const INPUT_SUFFIX = 'Input';
+
+function standalone(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'throw' }) as JsonSchema;
+  delete out.$schema;
+  return out;
+}
 
 /** Names whose input component equals the output one once `…Input` references are read as plain ones. */
 function sameInBothForms(output: Record<string, JsonSchema>, input: Record<string, JsonSchema>): Set<string> {

@@ -1,56 +1,29 @@
 /**
  * The OpenAPI paths of the store webhooks: the six operations of the store router at their default
- * routes (`OPERATIONS`, the router's own table) or at the URLs an owner mounted them on. Bodies
+ * routes (`WEBHOOK_ROUTES`, the contract's route table) or at the URLs an owner mounted them on. Bodies
  * and parameters come from the contract; statuses from the router's error catalog
  * (docs/wire-decisions.md, docs/errors.md).
  */
-import { z } from 'zod';
 import {
+  ENTITIES,
+  ENTITY_DESCRIPTORS,
   ErrorBodySchema,
   IdSchema,
-  IntegerSchema,
-  OrderByIdResponseSchema,
-  OrderListResponseSchema,
-  OrderSchema,
-  OrderWriteSuccessSchema,
-  PagingSchema,
-  ProductByIdResponseSchema,
-  ProductListResponseSchema,
-  ProductSchema,
-  ProductWriteSuccessSchema,
-  SORT_ORDERS,
+  WEBHOOK_ROUTES,
   WriteFailureSchema,
-  type Entity,
+  type QueryTable,
+  type WebhookOperation,
 } from '../contract';
-import { OPERATIONS, type OperationName } from '../server/store-core';
 import type { GeneratedSchemas, JsonSchema } from './openapi-schemas';
 
-/** A write body: the item, whose `_id` may be left out (it then takes the `id` parameter). */
-export const ProductWriteBodySchema = ProductSchema.partial({ _id: true });
-export const OrderWriteBodySchema = OrderSchema.partial({ _id: true });
-
-/** Schemas the webhook paths need beyond the contract's named exports. */
-export const WEBHOOK_EXTRA_SCHEMAS: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
-  [ProductWriteBodySchema, 'ProductWriteBody'],
-  [OrderWriteBodySchema, 'OrderWriteBody'],
-]);
-
-/** Per entity, the contract schemas of each webhook body. */
-const BODIES = {
-  products: { list: ProductListResponseSchema, byId: ProductByIdResponseSchema, item: ProductWriteBodySchema, written: ProductWriteSuccessSchema },
-  orders: { list: OrderListResponseSchema, byId: OrderByIdResponseSchema, item: OrderWriteBodySchema, written: OrderWriteSuccessSchema },
-} as const;
-
-const NOUN: Record<Entity, string> = { products: 'product', orders: 'order' };
+type OperationName = WebhookOperation;
 
 export const SVCKEY_SCHEME = 'SvcKey';
 
 /** The webhook routes in OpenAPI form: `/products/:id` → `/products/{id}`. */
 export function defaultWebhookPaths(): Record<OperationName, string> {
   const out = {} as Record<OperationName, string>;
-  for (const [name, op] of Object.entries(OPERATIONS) as [OperationName, (typeof OPERATIONS)[OperationName]][]) {
-    out[name] = op.path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
-  }
+  for (const route of Object.values(WEBHOOK_ROUTES)) out[route.operation] = route.path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
   return out;
 }
 
@@ -84,91 +57,65 @@ function commonErrors(s: GeneratedSchemas): Responses {
   };
 }
 
+/** The query parameters of a table, in OpenAPI form (`jobid` is required where `required` says so). */
+function queryParameters(s: GeneratedSchemas, table: QueryTable, required: ReadonlySet<string> = new Set()): object[] {
+  return Object.entries(table).map(([name, p]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    description: p.description,
+    schema: s.parameter(p.schema),
+    ...(p.origin !== 'spec' ? { 'x-storebridge-origin': p.origin } : {}),
+  }));
+}
+
 /** The OpenAPI `paths` of the webhooks. `paths` maps each operation to its URL (OpenAPI templating). */
 export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<OperationName, string>>): Record<string, Record<string, unknown>> {
   const error = json(s.reply(ErrorBodySchema));
-  const param = (name: string, where: 'query' | 'path', required: boolean, schema: z.ZodType, description: string, extra: object = {}) => ({
-    name,
-    in: where,
-    required,
-    description,
-    schema: s.inline(schema),
-    ...extra,
-  });
-  const jobid = (what: string) => param('jobid', 'query', true, IntegerSchema, `Identifier of the sync job, for tracking (${what}).`);
-  const listParams = [
-    param('sortorder', 'query', true, z.enum(SORT_ORDERS), 'Sort order by `(last_updated, _id)`; `_id` breaks ties.'),
-    jobid('logged, not interpreted'),
-    param(
-      'offset',
-      'query',
-      false,
-      PagingSchema.shape.offset.unwrap(),
-      'Numeric paging: 0-based position of the first item. Not together with `next`. With neither, the page starts at 0 (offset paging unless the router defaults to cursors).',
-    ),
-    param(
-      'next',
-      'query',
-      false,
-      PagingSchema.shape.next.unwrap(),
-      'Cursor paging: the `paging.next` of the previous page (opaque, URL-safe Base64, tamper-evident). Not together with `offset`.',
-    ),
-    param(
-      'limit',
-      'query',
-      false,
-      z.number().int().min(1),
-      'Extension (not in the interface spec): items per page, capped by the router\'s `maxPageSize` (default 1000). Default: the router\'s `pageSize` (20).',
-      { 'x-storebridge-extension': true },
-    ),
-  ];
-
   const out: Record<string, Record<string, unknown>> = {};
   const add = (name: OperationName, operation: Record<string, unknown>) => {
-    const op = OPERATIONS[name];
+    const route = WEBHOOK_ROUTES[name];
     const path = paths[name];
     out[path] ??= {};
-    out[path][op.method.toLowerCase()] = { operationId: name, tags: ['webhooks'], security: [{ [SVCKEY_SCHEME]: [] }], ...operation };
+    out[path][route.method.toLowerCase()] = { operationId: name, tags: ['webhooks'], security: [{ [SVCKEY_SCHEME]: [] }], ...operation };
   };
 
-  for (const entity of ['products', 'orders'] as const) {
-    const b = BODIES[entity];
-    const noun = NOUN[entity];
-    const Noun = noun[0].toUpperCase() + noun.slice(1);
+  for (const entity of ENTITIES) {
+    const d = ENTITY_DESCRIPTORS[entity];
+    const { noun, title: Noun } = d;
+    const [list, get, write] = (['list', 'get', 'write'] as const).map((kind) => WEBHOOK_ROUTES[d.operations[kind]]);
     const errors = commonErrors(s);
-    const listName: OperationName = entity === 'products' ? 'listProducts' : 'listOrders';
-    const getName: OperationName = entity === 'products' ? 'getProduct' : 'getOrder';
-    const writeName: OperationName = entity === 'products' ? 'writeProduct' : 'writeOrder';
 
-    add(listName, {
+    add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes).`,
-      parameters: listParams,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      parameters: queryParameters(s, list.query),
       responses: {
-        '200': { description: `A page of ${entity}.`, content: json(s.reply(b.list)) },
-        '400': { description: 'A parameter is missing, repeated or malformed, `offset` and `next` are both given, or the cursor is invalid, tampered with or foreign.', content: error },
+        '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },
+        '400': { description: 'A parameter is repeated or malformed, `offset` and `next` are both given, or the cursor is invalid, tampered with or foreign.', content: error },
+        '404': { description: `With \`id\`: no ${noun} has this \`_id\`.`, content: error },
         ...errors,
       },
     });
-    add(getName, {
+    add(get.operation, {
       summary: `${Noun} by ID`,
-      parameters: [param('id', 'path', true, IdSchema, `The \`_id\` of the ${noun}, percent-encoded.`)],
+      parameters: [{ name: 'id', in: 'path', required: true, description: `The \`_id\` of the ${noun}, percent-encoded.`, schema: s.inline(IdSchema) }],
       responses: {
-        '200': { description: `The ${noun}.`, content: json(s.reply(b.byId)) },
+        '200': { description: `The ${noun}.`, content: json(s.reply(get.reply)) },
         '400': { description: 'The id in the path is not valid percent-encoding or not a valid `_id`.', content: error },
         '404': { description: `No ${noun} has this \`_id\`.`, content: error },
         ...errors,
       },
     });
-    add(writeName, {
+    add(write.operation, {
       summary: `Add/Update ${noun}`,
-      description: `Inserts or updates the ${noun} \`id\`. A body \`_id\` that disagrees with \`id\` is refused; a missing one takes \`id\`. On change \`last_updated\` becomes now; repeating the same write answers the same result. A refused write stores nothing. Unknown body members are ignored and listed in \`warnings\`.`,
-      parameters: [jobid('required on writes'), param('id', 'query', true, IdSchema, `The \`_id\` of the ${noun} to write.`)],
-      requestBody: { required: true, description: `The complete ${noun}, webhook form (at most 10 MiB by default).`, content: json(s.request(b.item)) },
+      description: `Inserts or updates the ${noun} \`id\`. A body \`_id\` that disagrees with \`id\` is refused; a missing one takes \`id\`; with neither the ${noun} is created and the store assigns its id. On change \`last_updated\` becomes now; repeating the same write answers the same result. A refused write stores nothing. Unknown body members are ignored and listed in \`warnings\`.`,
+      parameters: queryParameters(s, write.query),
+      requestBody: { required: true, description: `The complete ${noun}, webhook form (at most 10 MiB by default).`, content: json(s.request(write.body!)) },
       responses: {
-        '200': { description: `Stored: \`success\` true, \`code\` 200, non-blocking \`warnings\`, and the resulting ${noun}.`, content: json(s.reply(b.written)) },
+        '200': { description: `Stored: \`success\` true, \`code\` 200, non-blocking \`warnings\`, and the resulting ${noun}.`, content: json(s.reply(write.reply)) },
         '400': {
-          description: `Refused: the write failure structure (\`success\` false, \`code\` 400, \`error\`, \`reasons\` [{msg}], \`warnings\`); a body that is not JSON at all gets \`{error}\`.`,
+          description: `Refused: the write failure structure (\`success\` false, \`code\` 400, \`error\`, \`reasons\` [{msg, message, code}], \`warnings\`); a body that is not JSON at all gets \`{error}\`.`,
           content: json({ oneOf: [s.reply(WriteFailureSchema), s.reply(ErrorBodySchema)] }),
         },
         ...errors,

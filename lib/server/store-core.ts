@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Entity } from '../contract/webhook';
+import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
 import { HttpError, UnauthorizedError } from './http-errors';
@@ -30,24 +30,10 @@ import { handleWrite, writeFailure } from './write-core';
 
 export type { CoreHttpResponse } from './read-core';
 
-export type OperationName = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeProduct' | 'writeOrder';
-
-export interface OperationInfo {
-  readonly method: 'GET' | 'POST';
-  readonly entity: Entity;
-  readonly kind: 'list' | 'get' | 'write';
-  /** The default route, relative to where the router is mounted. */
-  readonly path: string;
-}
-
-export const OPERATIONS: Readonly<Record<OperationName, OperationInfo>> = {
-  listProducts: { method: 'GET', entity: 'products', kind: 'list', path: '/products' },
-  getProduct: { method: 'GET', entity: 'products', kind: 'get', path: '/products/:id' },
-  writeProduct: { method: 'POST', entity: 'products', kind: 'write', path: '/products' },
-  listOrders: { method: 'GET', entity: 'orders', kind: 'list', path: '/orders' },
-  getOrder: { method: 'GET', entity: 'orders', kind: 'get', path: '/orders/:id' },
-  writeOrder: { method: 'POST', entity: 'orders', kind: 'write', path: '/orders' },
-};
+/** The webhook operations (the contract's route table, `lib/contract/webhook-routes.ts`). */
+export type OperationName = WebhookOperation;
+export type OperationInfo = WebhookRoute;
+export const OPERATIONS = WEBHOOK_ROUTES;
 
 export interface CoreRequest {
   readonly headers: IncomingHttpHeaders;

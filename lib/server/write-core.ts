@@ -24,6 +24,7 @@
  * ```
  */
 import type { GuardedAdapter } from '../adapter-guard';
+import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { ITEM_SCHEMAS, MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
 import { maxListableItemBytes } from './read-core';
@@ -79,27 +80,6 @@ function readJobId(query: Record<string, unknown>, reasons: string[]): void {
   }
 }
 
-/**
- * Deepest nesting of objects and arrays a write body may have. The contract's own items are at
- * most 5 deep; the limit keeps recursive walks (forbidden keys, equality) off a hostile body that
- * JSON.parse happily builds millions of levels deep.
- */
-export const MAX_BODY_DEPTH = 64;
-
-/** Whether `value` nests objects/arrays more than `limit` levels deep (iterative: no recursion). */
-function deeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
 /** The spec's write failure structure (400): also used by the binding for unreadable bodies. */
 export function writeFailure(entity: Entity, reasons: readonly string[], warnings: readonly string[]): CoreResponse {
   const more = reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : '';
@@ -139,8 +119,8 @@ export async function handleWrite(
     reasons.push(`body: must be a JSON object (the complete ${noun}), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`);
     return writeFailure(entity, reasons, warnings);
   }
-  if (deeperThan(body, MAX_BODY_DEPTH)) {
-    reasons.push(`body: nested more than ${MAX_BODY_DEPTH} levels deep`);
+  if (deeperThan(body, MAX_JSON_DEPTH)) {
+    reasons.push(`body: nested more than ${MAX_JSON_DEPTH} levels deep`);
     return writeFailure(entity, reasons, warnings);
   }
   const forbidden = findForbiddenKey(body);

@@ -101,20 +101,23 @@ describe('store webhooks in the document', () => {
     }
   });
 
-  it('lists the spec\'s query parameters and the limit extension on both list operations', () => {
+  it('lists the query parameters of the contract\'s tables on both list operations and writes, with their origin', () => {
     for (const path of ['/products', '/orders']) {
       const params = (full.paths[path] as any).get.parameters as any[];
-      expect(params.map((p) => [p.name, p.in, p.required])).toEqual([
-        ['sortorder', 'query', true],
-        ['jobid', 'query', true],
-        ['offset', 'query', false],
-        ['next', 'query', false],
-        ['limit', 'query', false],
+      // Nothing is required: a missing sortorder means asc, a missing jobid is untracked (deployed callers send neither).
+      expect(params.map((p) => [p.name, p.in, p.required, p['x-storebridge-origin']])).toEqual([
+        ['sortorder', 'query', false, undefined],
+        ['jobid', 'query', false, undefined],
+        ['offset', 'query', false, undefined],
+        ['next', 'query', false, undefined],
+        ['limit', 'query', false, 'storebridge'],
+        ['id', 'query', false, 'deployed'],
       ]);
       expect(params[0].schema).toEqual({ type: 'string', enum: ['asc', 'desc'] });
-      expect(params[4]['x-storebridge-extension']).toBe(true);
+      expect(params[2].schema).toMatchObject({ type: 'integer', minimum: 0 });
     }
-    expect(((full.paths['/orders'] as any).post.parameters as any[]).map((p) => [p.name, p.required])).toEqual([['jobid', true], ['id', true]]);
+    // Without id (and without a body _id) a write creates the item.
+    expect(((full.paths['/orders'] as any).post.parameters as any[]).map((p) => [p.name, p.required])).toEqual([['jobid', false], ['id', false]]);
   });
 
   it('generates each item component from the zod shape (every member, nothing else)', () => {
@@ -130,7 +133,7 @@ describe('store webhooks in the document', () => {
 describe('reverse connection in the document', () => {
   const reversePaths = Object.keys(full.paths).filter((p) => p.startsWith('/api/adapters/custom/reverse/connection/{connection_key}/'));
 
-  it('has every {P}/… call of the spec with its exact spelling, plus the paths DESIGN.md adds', () => {
+  it('has every {P}/… call of the spec with its exact spelling, plus the deployed ones and the kit\'s own', () => {
     const rel = reversePaths.map((p) => p.slice('/api/adapters/custom/reverse/connection/{connection_key}'.length));
     const spec = [
       '/upstreamstatus', '/entity', '/pull/initialize',
@@ -138,8 +141,9 @@ describe('reverse connection in the document', () => {
       '/pull/orders/hasmore', '/pull/orders/next', '/pull/orders/{id}/succeded', '/pull/orders/{id}/failed', '/pull/orders/readyfornext',
       '/pingsample/products/finish', '/push/products/finish', '/pingsample/orders/finish', '/pingsample/finish', '/push/finish',
     ];
-    const design = ['/mode', '/push/initialize', '/push/products', '/push/orders', '/pingsample/products', '/pingsample/orders', '/push/orders/finish', '/pull/products/finish', '/pull/orders/finish', '/pull/finish'];
-    expect(rel.sort()).toEqual([...spec, ...design].sort());
+    const deployed = ['/ping', '/strategy', '/cursoroffset', '/pingsample/initialize', '/push/initialize', '/push/products', '/push/orders', '/pingsample/products', '/pingsample/orders', '/push/orders/finish', '/pull/products/finish', '/pull/orders/finish', '/pull/finish'];
+    const storebridge = ['/mode'];
+    expect(rel.sort()).toEqual([...spec, ...deployed, ...storebridge].sort());
   });
 
   it('needs no SvcKey there (the key is in the path) and documents 404 everywhere, 400 and 413 on every POST', () => {

@@ -16,7 +16,7 @@ export class DocumentValidator {
   private readonly cache = new Map<string, ValidateFunction>();
 
   constructor(readonly doc: OpenApiDocument) {
-    this.ajv = new Ajv2020({ strict: true, allErrors: true });
+    this.ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
     // The document's own members are not JSON Schema keywords: declare them so strict mode accepts the wrapper.
     for (const k of ['openapi', 'info', 'jsonSchemaDialect', 'servers', 'tags', 'paths', 'components']) this.ajv.addKeyword(k);
     this.ajv.addSchema({ $id: DOC_ID, ...JSON.parse(JSON.stringify(doc)) });

@@ -54,7 +54,7 @@ describe('reverse service router', () => {
 
   test('reads answer the spec bodies; calls out of order are 409 and change nothing', async () => {
     const { app: a, router } = setup();
-    expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ connectionstatus: 'waiting' });
+    expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ upstreamstatus: 'waiting', connectionstatus: 'waiting' });
     expect((await request(a).get(`${P}/mode`)).body).toEqual({ mode: 'idle' });
     const entity = await request(a).get(`${P}/entity`);
     expect(entity.status).toBe(409);
@@ -64,11 +64,11 @@ describe('reverse service router', () => {
     router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
     expect((await request(a).post(`${P}/push/initialize`).send({})).status).toBe(409);
     expect((await request(a).post(`${P}/pull/initialize`).send({ entity: 'products' })).status).toBe(409);
-    expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ connectionstatus: 'waiting' });
+    expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ upstreamstatus: 'waiting', connectionstatus: 'waiting' });
     expect((await request(a).get(`${P}/mode`)).body).toEqual({ mode: 'pull' });
     expect((await request(a).get(`${P}/entity`)).body).toEqual({ entity: 'orders' });
     const init = await request(a).post(`${P}/pull/initialize`).send({ entity: 'orders' });
-    expect([init.status, init.body]).toEqual([200, { connectionstatus: 'initialized' }]);
+    expect([init.status, init.body]).toEqual([200, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }]);
     expect((await request(a).get(`${P}/pull/orders/hasmore`)).body).toEqual({ hasmore: 'ready' });
     const next = await request(a).get(`${P}/pull/orders/next`);
     expect(next.status).toBe(200);
@@ -111,7 +111,7 @@ describe('reverse service router', () => {
       expect((await request(a).post(`${P}/push/finish`).send({})).status).toBe(409);
       expect((await request(a).post(`${P}/${orderFinish}`).send({})).body).toEqual({ ok: true });
       expect((await request(a).post(`${P}/push/finish`).send({})).body).toEqual({ ok: true });
-      expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ connectionstatus: 'finished' });
+      expect((await request(a).get(`${P}/upstreamstatus`)).body).toEqual({ upstreamstatus: 'finished', connectionstatus: 'finished' });
     }
   });
 

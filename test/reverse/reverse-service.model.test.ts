@@ -90,7 +90,7 @@ const enqueueCmd = (kind: Kind, entity: Entity) =>
       });
 const readsCmd = () =>
     cmd('reads', async (m, r) => {
-      expect200(await call(r, 'GET', '/upstreamstatus'), { connectionstatus: m.status }, 'upstreamstatus');
+      expect200(await call(r, 'GET', '/upstreamstatus'), { upstreamstatus: m.status, connectionstatus: m.status }, 'upstreamstatus');
       expect200(await call(r, 'GET', '/mode'), { mode: m.cur?.kind ?? m.queue[0]?.kind ?? 'idle' }, 'mode');
       const res = await call(r, 'GET', '/entity');
       const c = m.cur;
@@ -103,7 +103,7 @@ const pullInitCmd = (entity: Entity | undefined) =>
       const res = await call(r, 'POST', '/pull/initialize', entity ? { entity } : {});
       const head = m.queue[0];
       if (m.status === 'waiting' && head?.kind === 'pull' && (!entity || entity === head.entity)) {
-        expect200(res, { connectionstatus: 'initialized' }, 'pull/initialize');
+        expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'pull/initialize');
         m.queue.shift();
         m.cur = { kind: 'pull', entity: head.entity!, ids: r.sortedIds[head.entity!], pos: 0, phase: 'ready', headDelivered: false, leaseUntil: 0, acked: new Map(), entityFinished: false };
         m.status = 'initialized';
@@ -114,7 +114,7 @@ const pushInitCmd = () =>
       const res = await call(r, 'POST', '/push/initialize', {});
       const head = m.queue[0];
       if (m.status === 'waiting' && head && head.kind !== 'pull') {
-        expect200(res, { connectionstatus: 'initialized' }, 'push/initialize');
+        expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'push/initialize');
         m.queue.shift();
         m.cur = { kind: head.kind as 'push' | 'pingsample', phase: 'products' };
         m.status = 'initialized';

@@ -31,7 +31,7 @@ import type { Entity, Order, Product } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
 import { fetchFailure } from '../../client/fetch-failure';
 import { fetchExchange, nodeExchange, type Exchange, type ExchangeRequest, type ExchangeResponse } from '../../client/http-exchange';
-import { REVERSE_BASE_PATH } from '../service/reverse-service';
+import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { z } from 'zod';
 

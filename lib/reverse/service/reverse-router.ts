@@ -4,6 +4,7 @@
  * `ReverseService.handle`. Every rule lives in the service and its state machine.
  */
 import type { NextFunction, Request, Response, Router } from 'express';
+import { INTERFACE_LIMITS } from '../../contract/limits';
 import { InvalidOptionError } from '../../errors';
 import type { TransactionRequest } from './reverse-machine';
 import { createReverseService, REVERSE_BASE_PATH, type ReverseService, type ReverseServiceOptions } from './reverse-service';
@@ -64,7 +65,7 @@ function bodyError(res: Response, err: unknown, maxBodyBytes: number): void {
  */
 export function createReverseServiceRouter(options: ReverseRouterOptions): ReverseServiceRouter {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const maxBodyBytes = options.maxBodyBytes ?? 10_000_000;
+  const maxBodyBytes = options.maxBodyBytes ?? INTERFACE_LIMITS.maxPageBytes;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidOptionError('maxBodyBytes', 'expected a positive integer (bytes)');
   const service = 'service' in options && options.service ? options.service : createReverseService(options as ReverseServiceOptions);
   // Loaded here so that importing `storebridge/reverse` for the daemon alone never needs Express.

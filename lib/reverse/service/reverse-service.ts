@@ -11,8 +11,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { KeyedMutex, keyOf, type SortKey, type StoreAdapter } from '../../adapter';
 import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 import { CONVERTERS, ConversionError } from '../../contract/converters';
+import { InitializeBodySchema } from '../../contract/reverse-routes';
 import {
-  EntityBodySchema,
   PulledOrderSchema,
   PulledProductSchema,
   PushOrdersPageSchema,
@@ -37,8 +37,7 @@ import {
   type TransactionSummary,
 } from './reverse-machine';
 
-/** `{P}` without the base URL and the key: every daemon call starts with `REVERSE_BASE_PATH/{key}`. */
-export const REVERSE_BASE_PATH = '/api/adapters/custom/reverse/connection';
+export { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 
 /** One connection the service serves: its key (in the daemon's paths) and a name for logs and the API. */
 export interface ReverseConnectionOption {
@@ -146,8 +145,8 @@ const LIST_PAGE = 1000;
 const PAGE_SCHEMAS = { products: PushProductsPageSchema, orders: PushOrdersPageSchema } as const;
 const PULLED_SCHEMAS = { products: PulledProductSchema, orders: PulledOrderSchema } as const;
 const SINGULAR = { products: 'product', orders: 'order' } as const;
-/** `{}` or `{entity}`: the body of both initialize calls. */
-const InitializeBodySchema = EntityBodySchema.partial();
+/** The status under both member names (docs/reverse-connection.md: the deployed daemons read `upstreamstatus`). */
+const statusBody = (s: ConnectionStatus) => ({ upstreamstatus: s, connectionstatus: s });
 
 function digestOf(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
@@ -343,7 +342,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     const check = c.machine.pullToInitialize(parsed.value.entity);
     if (!check.ok) return fromMachine(check, () => undefined);
     const ids = check.value.ids ?? (await listIds(check.value.entity, signal));
-    return fromMachine(c.machine.initializePull(parsed.value.entity, ids, config.now()), (s) => ({ connectionstatus: s }));
+    return fromMachine(c.machine.initializePull(parsed.value.entity, ids, config.now()), statusBody);
   }
 
   function finishGeneral(c: Connection, r: MachineResult<ConnectionStatus>): ReverseResponse {
@@ -362,7 +361,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     const post = method === 'POST';
     if (n === 1 && (a === 'upstreamstatus' || a === 'entity' || a === 'mode')) {
       if (!get) return notAllowed('GET');
-      if (a === 'upstreamstatus') return { status: 200, body: { connectionstatus: m.status } };
+      if (a === 'upstreamstatus') return { status: 200, body: statusBody(m.status) };
       if (a === 'mode') return { status: 200, body: { mode: m.mode() } };
       return fromMachine(m.entity(), (entity) => ({ entity }));
     }
@@ -371,7 +370,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
       if (a === 'pull') return initializePull(c, body, signal);
       const parsed = parseWire(InitializeBodySchema, body ?? {});
       if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
-      return fromMachine(m.initializePush(now), (s) => ({ connectionstatus: s }));
+      return fromMachine(m.initializePush(now), statusBody);
     }
     if (n === 2 && b === 'finish' && (a === 'pull' || a === 'push' || a === 'pingsample')) {
       if (!post) return notAllowed('POST');

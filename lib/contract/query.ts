@@ -1,0 +1,138 @@
+/**
+ * Query parameters as data: each parameter's text-to-value schema, its meaning and its origin, in
+ * one table per kind of request. The store router parses with these tables, the caller builds
+ * its URLs from them and the OpenAPI document lists them, so a parameter is declared once.
+ *
+ * A query string is parsed strictly and the same on every host (Express 4's `qs`, Express 5's
+ * `querystring`, `node:http`, Fetch): no nested objects, a repeated parameter is an error, and
+ * every error names the parameter and says what is wrong.
+ */
+import { z } from 'zod';
+import { SORT_ORDERS } from './messages';
+import { IdSchema } from './webhook';
+
+/** Where a parameter comes from: the interface's text, the deployed system, or this kit. */
+export type ParameterOrigin = 'spec' | 'deployed' | 'storebridge';
+
+/** One query parameter: how its text becomes a value, and what it means. */
+export interface QueryParameter<T = unknown> {
+  /** From the text received to the value; an error message completes "<name> …". */
+  readonly schema: z.ZodType<T, string>;
+  readonly description: string;
+  readonly origin: ParameterOrigin;
+}
+
+export type QueryTable = Readonly<Record<string, QueryParameter>>;
+
+/** The values of a query table: each parameter's value, or `undefined` when absent. */
+export type QueryValues<T extends QueryTable> = { readonly [K in keyof T]: T[K] extends QueryParameter<infer V> ? V | undefined : never };
+
+const integerText = (pattern: RegExp, message: string, min: number) =>
+  z
+    .string()
+    .regex(pattern, message)
+    .transform(Number)
+    .pipe(z.number().int(message).min(min, message).max(Number.MAX_SAFE_INTEGER, message));
+
+/** `jobid`: identifies the sync job, for tracking; logged, never interpreted. */
+export const JobIdParameter: QueryParameter<number> = {
+  schema: integerText(/^-?\d{1,16}$/, 'must be an integer', Number.MIN_SAFE_INTEGER),
+  description: 'Identifier of the sync job, for tracking (logged, not interpreted). Optional: deployed callers may leave it out.',
+  origin: 'spec',
+};
+
+/** `id` on the list and write URLs: the item to read or write (deployed: the same URL serves both). */
+export const ItemIdParameter: QueryParameter<string> = {
+  schema: IdSchema,
+  description: 'The `_id` of one item.',
+  origin: 'spec',
+};
+
+/** The list webhooks' parameters. */
+export const LIST_QUERY = {
+  sortorder: {
+    schema: z.enum(SORT_ORDERS, { error: 'must be asc or desc' }),
+    description: 'Sort order by `(last_updated, _id)`; `_id` breaks ties. Default `asc` (deployed callers may leave it out).',
+    origin: 'spec',
+  } as QueryParameter<(typeof SORT_ORDERS)[number]>,
+  jobid: JobIdParameter,
+  offset: {
+    schema: integerText(/^\d{1,16}$/, 'must be a non-negative integer', 0),
+    description: 'Numeric paging: 0-based position of the first item. Not together with `next`.',
+    origin: 'spec',
+  } as QueryParameter<number>,
+  next: {
+    schema: z.string().min(1, 'must not be empty: send the paging.next value of the previous page'),
+    description: 'Cursor paging: the `paging.next` of the previous page (opaque). Not together with `offset`.',
+    origin: 'spec',
+  } as QueryParameter<string>,
+  limit: {
+    schema: integerText(/^\d{1,16}$/, 'must be a positive integer', 1),
+    description: 'Items per page, capped by the store (an extension of this kit).',
+    origin: 'storebridge',
+  } as QueryParameter<number>,
+  id: {
+    ...ItemIdParameter,
+    description: 'Read one item instead of a page: the answer is the bare item (the deployed by-id read). Other parameters are then ignored.',
+    origin: 'deployed',
+  } as QueryParameter<string>,
+} satisfies QueryTable;
+
+/** The add/update webhooks' parameters (`POST {url}?jobid=&id=`; without `id` the write creates). */
+export const WRITE_QUERY = {
+  jobid: { ...JobIdParameter, description: 'Identifier of the sync job (optional).' },
+  id: { ...ItemIdParameter, description: 'The `_id` of the item to write. Without it (and without a body `_id`) the write creates the item and the store assigns its id.' },
+} satisfies QueryTable;
+
+export type ListQueryValues = QueryValues<typeof LIST_QUERY>;
+export type WriteQueryValues = QueryValues<typeof WRITE_QUERY>;
+
+export type QueryParseResult<T extends QueryTable> =
+  | { readonly ok: true; readonly values: QueryValues<T>; /** Parameters the table does not declare (ignored). */ readonly ignored: readonly string[] }
+  | { readonly ok: false; /** The parameter at fault. */ readonly parameter: string; readonly error: string };
+
+/** `"abc"`, shortened to 40 characters. */
+function shorten(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+}
+
+/**
+ * Parses a raw query string (with or without `?`) against a table. The first problem found is the
+ * answer: a repeated parameter, or a value its schema refuses.
+ */
+export function parseQuery<T extends QueryTable>(table: T, rawQuery: string): QueryParseResult<T> {
+  const params = new URLSearchParams(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
+  const seen = new Map<string, string[]>();
+  for (const [name, value] of params) {
+    const values = seen.get(name);
+    if (values) values.push(value);
+    else seen.set(name, [value]);
+  }
+  const values: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  for (const [name, texts] of seen) {
+    const parameter = Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
+    if (!parameter) {
+      ignored.push(name);
+      continue;
+    }
+    if (texts.length > 1) return { ok: false, parameter: name, error: `${name} must be given once, got ${texts.length} values` };
+    const parsed = parameter.schema.safeParse(texts[0]);
+    if (!parsed.success) {
+      const message = parsed.error.issues[0]?.message ?? 'is not valid';
+      return { ok: false, parameter: name, error: `${name} ${message}${texts[0] === '' ? '' : `, got ${shorten(texts[0])}`}` };
+    }
+    values[name] = parsed.data;
+  }
+  return { ok: true, values: values as QueryValues<T>, ignored };
+}
+
+/**
+ * Writes query values into a URL's query, keeping the URL's own parameters (a deployed connection's
+ * URL may carry its own, e.g. `…/c2s.php?entity=products`) and replacing same-named ones.
+ */
+export function withQuery(url: string | URL, values: Readonly<Record<string, string | number | undefined>>): string {
+  const out = new URL(url);
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) out.searchParams.set(name, String(value));
+  return out.toString();
+}
