@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { InvalidQueryError, NotFoundError, RateLimitedError } from './http-errors';
-import { readJsonBody } from './json-body';
+import { readJsonBody } from '../http/request-body';
 import type { RequestObservation } from './request-observation';
 import type { StoreRouterOptions } from './router-options';
 import { createStoreCore, OPERATIONS, StoreCore, type CoreHttpResponse, type OperationName } from './store-core';

@@ -12,7 +12,7 @@ export { parseRouterOptions, type StoreRouterOptions, type RouterConfig, type Ra
 export { staticKeyVerifier, keyDigest, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
 export { CursorCodec, MAX_CURSOR_LENGTH, type CursorPosition } from './cursor';
 export { FIRST_CHUNK } from './read-core';
-export { readJsonBody } from './json-body';
+export { readJsonBody, type RequestBodyOptions } from '../http/request-body';
 export * from './http-errors';
 export { handleWrite, type WriteConfig, type CoreResponse } from './write-core';
 export { connectRedisRateLimit, redisUrlForDisplay, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';
