@@ -42,10 +42,36 @@ export interface SortKey {
   readonly _id: string;
 }
 
-/** Compares two sort keys in ascending order: negative, zero or positive. */
+/**
+ * Compares two ids in Unicode code-point order, which is the order of their UTF-8 bytes: the order
+ * SQLite (BINARY), PostgreSQL (`COLLATE "C"`) and MariaDB (binary collations) sort them in. JS `<`
+ * compares UTF-16 code units instead, and the two orders disagree when one id has a character above
+ * U+FFFF (a surrogate pair: emoji, 𠮷) where the other has one in U+E000–U+FFFF (halfwidth forms,
+ * private use): `'\u{1F600}' < '\uFF61'` is true in JS, false in every database.
+ */
+export function compareIds(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Only a surrogate against U+E000–U+FFFF compares differently: lift surrogates above that range.
+    if (x >= 0xd800 && y >= 0xd800) return codePointRank(x) - codePointRank(y);
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 unit at or above U+D800, ranked so that surrogates (astral characters) sort after U+FFFF. */
+function codePointRank(unit: number): number {
+  return unit <= 0xdfff ? unit + 0x2000 : unit - 0x800;
+}
+
+/** Compares two sort keys in ascending order: negative, zero or positive (ids by `compareIds`). */
 export function compareKeys(a: SortKey, b: SortKey): number {
   if (a.last_updated !== b.last_updated) return a.last_updated < b.last_updated ? -1 : 1;
-  return a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
+  return compareIds(a._id, b._id);
 }
 
 /** The sort key of a stored item (`last_updated` absent counts as 0). */

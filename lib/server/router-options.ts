@@ -14,17 +14,9 @@ import { anyKeyVerifier, jwtKeyVerifier, type JwtKeyOptions } from './jwt-key-ve
 import { staticKeyVerifier, type KeyVerifier, type SvcKeyOption } from './key-verifier';
 import { createStoreMetrics, type StoreMetrics } from './server-metrics';
 import type { Metrics, Registry } from '../metrics';
+import { parseLogger, type Logger } from '../logger';
 
-/**
- * A pino-like logger. The router logs one line per request and adapter failures (with `err`), and
- * never a key. With `child` (pino has it), each request logs through `child({jobid, operation})`.
- */
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  child?(bindings: Record<string, unknown>): Logger;
-}
+export type { Logger } from '../logger';
 
 export type Pagination = 'offset' | 'cursor';
 
@@ -159,16 +151,6 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
   if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-}
-
-function parseLogger(value: unknown): Logger | undefined {
-  if (value === undefined) return undefined;
-  const l = value as Logger;
-  if (!l || typeof l !== 'object' || !['info', 'warn', 'error'].every((m) => typeof (l as unknown as Record<string, unknown>)[m] === 'function')) {
-    throw new InvalidOptionError('logger', 'expected an object with info, warn and error methods (pino-like)');
-  }
-  if (l.child !== undefined && typeof l.child !== 'function') throw new InvalidOptionError('logger', 'child must be a function when present');
-  return l;
 }
 
 /** Parses and checks the options once. Throws `InvalidOptionError` naming the bad option. */

@@ -4,7 +4,7 @@
  * with every request of that run — and the queue's job id. Nothing logged holds a key: reports
  * carry errors with the key already redacted by the client, and no client options are logged.
  */
-import type { Logger } from '../server/router-options';
+import type { Logger } from '../logger';
 import type { SyncObservation, SyncObserver } from './sync-observer';
 
 /**
