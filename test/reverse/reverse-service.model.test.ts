@@ -102,18 +102,23 @@ const pullInitCmd = (entity: Entity | undefined) =>
     cmd(`pull/initialize ${entity ?? '{}'}`, async (m, r) => {
       const res = await call(r, 'POST', '/pull/initialize', entity ? { entity } : {});
       const head = m.queue[0];
-      if (m.status === 'waiting' && head?.kind === 'pull' && (!entity || entity === head.entity)) {
+      if (m.status === 'initialized' && m.cur?.kind === 'pull' && (!entity || entity === m.cur.entity)) {
+        // Deployed daemons re-send initialize: a repeat on the running pull changes nothing.
+        expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'pull/initialize again');
+      } else if (m.status === 'waiting' && head?.kind === 'pull' && (!entity || entity === head.entity)) {
         expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'pull/initialize');
         m.queue.shift();
         m.cur = { kind: 'pull', entity: head.entity!, ids: r.sortedIds[head.entity!], pos: 0, phase: 'ready', headDelivered: false, leaseUntil: 0, acked: new Map(), entityFinished: false };
         m.status = 'initialized';
       } else expect409(res, 'pull/initialize');
     });
-const pushInitCmd = () =>
-    cmd('push/initialize', async (m, r) => {
-      const res = await call(r, 'POST', '/push/initialize', {});
+const pushInitCmd = (kind: 'push' | 'pingsample') =>
+    cmd(`${kind}/initialize`, async (m, r) => {
+      const res = await call(r, 'POST', `/${kind}/initialize`, {});
       const head = m.queue[0];
-      if (m.status === 'waiting' && head && head.kind !== 'pull') {
+      if (m.status === 'initialized' && m.cur?.kind === kind) {
+        expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, `${kind}/initialize again`);
+      } else if (m.status === 'waiting' && head && head.kind === kind) {
         expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'push/initialize');
         m.queue.shift();
         m.cur = { kind: head.kind as 'push' | 'pingsample', phase: 'products' };
@@ -255,7 +260,7 @@ const stepCmd = (outcome: Outcome, restart: boolean): Cmd => ({
     if (!c) {
       const head = m.queue[0];
       if (!head) return enqueueCmd(outcome === 'failed' ? 'push' : 'pull', restart ? 'orders' : 'products').run(m, r);
-      return head.kind === 'pull' ? pullInitCmd(head.entity).run(m, r) : pushInitCmd().run(m, r);
+      return head.kind === 'pull' ? pullInitCmd(head.entity).run(m, r) : pushInitCmd(head.kind).run(m, r);
     }
     if (c.kind === 'pull') {
       const e = c.entity;
@@ -278,7 +283,7 @@ const commands: fc.Arbitrary<Cmd>[] = [
   fc.tuple(fc.constantFrom<Kind>('pull', 'push', 'pingsample'), entityArb).map(([k, e]) => enqueueCmd(k, e)),
   fc.constant(readsCmd()),
   fc.option(entityArb, { nil: undefined }).map(pullInitCmd),
-  fc.constant(pushInitCmd()),
+  kindArb.map(pushInitCmd),
   entityArb.map(hasMoreCmd),
   fc.tuple(entityArb, fc.boolean()).map(([e, restart]) => nextCmd(e, restart)),
   fc.tuple(entityArb, fc.constantFrom<'head' | 'previous' | 'other'>('head', 'previous', 'other'), fc.constantFrom<Outcome>('succeded', 'failed'), fc.nat(9)).map(([e, w, o, n]) => ackCmd(e, w, o, n)),
@@ -316,7 +321,7 @@ async function drain(r: Real): Promise<void> {
       expect((await call(r, 'POST', `/pull/${entity}/finish`, {})).status).toBe(200);
       expect((await call(r, 'POST', '/pull/finish', {})).status).toBe(200);
     } else {
-      if (status === 'waiting') expect((await call(r, 'POST', '/push/initialize', {})).status).toBe(200);
+      if (status === 'waiting') expect((await call(r, 'POST', `/${mode}/initialize`, {})).status).toBe(200);
       for (const e of ['products', 'orders'] as const) await call(r, 'POST', `/${mode}/${e}/finish`, {});
       expect((await call(r, 'POST', `/${mode}/finish`, {})).status).toBe(200);
     }

@@ -481,7 +481,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (status === 'finishing' || status === 'finished') return settle(status);
     let from: Entity | 'finish' = 'products';
     if (status === 'waiting') {
-      await call('POST', '/push/initialize', undefined, {});
+      await call('POST', `/${kind}/initialize`, undefined, {});
       status = await pollWhile('waiting');
       if (status !== 'initialized') return;
       emit({ type: 'initialized', kind });

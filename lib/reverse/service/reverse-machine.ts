@@ -134,6 +134,8 @@ export class ReverseConnectionMachine {
   readonly counts: Record<Entity, EntityCounts> = { products: emptyCounts(), orders: emptyCounts() };
   readonly failures: FailureRecord[] = [];
   readonly history: TransactionSummary[] = [];
+  /** Per entity: the `last_updated` of the last item received by a normal push, exactly as sent (0 before any). */
+  private readonly cursors: Record<Entity, number | string> = { products: 0, orders: 0 };
   private readonly config: MachineConfig;
 
   constructor(config: Partial<MachineConfig> = {}) {
@@ -149,6 +151,23 @@ export class ReverseConnectionMachine {
   /** What the service wants now: the running transaction's kind, else the queue head's, else idle. */
   mode(): Mode {
     return this.current?.kind ?? this.queue[0]?.kind ?? 'idle';
+  }
+
+  /** `GET ping`: `fetchingremote` when a push is wanted, `pulling` when a pull is, else `idle`. */
+  ping(): 'fetchingremote' | 'pulling' | 'idle' {
+    const kind = this.mode();
+    return kind === 'idle' ? 'idle' : kind === 'pull' ? 'pulling' : 'fetchingremote';
+  }
+
+  /** `GET strategy`: the kind of push wanted (the running one's, else the queue head's; `push` otherwise). */
+  strategy(): 'push' | 'pingsample' {
+    return this.mode() === 'pingsample' ? 'pingsample' : 'push';
+  }
+
+  /** `GET cursoroffset`: where an incremental push of the current entity starts. */
+  cursorOffset(): number | string {
+    const e = this.entity();
+    return this.cursors[e.ok ? e.value : 'products'];
   }
 
   /** The queued transactions (not the running one). */
@@ -202,7 +221,9 @@ export class ReverseConnectionMachine {
   // ---- initialize -------------------------------------------------------------------------
 
   /** Which pull `initializePull` would start (checked before the service lists the item ids). */
-  pullToInitialize(entity: Entity | undefined): MachineResult<{ entity: Entity; ids?: readonly string[] }> {
+  pullToInitialize(entity: Entity | undefined): MachineResult<{ entity: Entity; ids?: readonly string[]; repeat?: true }> {
+    const c = this.current;
+    if (this.statusValue === 'initialized' && c?.kind === 'pull' && (entity === undefined || entity === c.entity)) return ok({ entity: c.entity, repeat: true });
     if (this.statusValue !== 'waiting') return conflict(`pull/initialize needs connectionstatus "waiting", it is "${this.statusValue}"`);
     const head = this.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
@@ -215,6 +236,7 @@ export class ReverseConnectionMachine {
   initializePull(entity: Entity | undefined, ids: readonly string[], now: number): MachineResult<ConnectionStatus> {
     const check = this.pullToInitialize(entity);
     if (!check.ok) return check;
+    if (check.value.repeat) return ok(this.statusValue);
     this.queue.shift();
     this.current = {
       kind: 'pull',
@@ -233,12 +255,13 @@ export class ReverseConnectionMachine {
     return ok(this.statusValue);
   }
 
-  /** Starts the queued push or sample push. */
-  initializePush(now: number): MachineResult<ConnectionStatus> {
-    if (this.statusValue !== 'waiting') return conflict(`push/initialize needs connectionstatus "waiting", it is "${this.statusValue}"`);
+  /** Starts the queued push (`push/initialize`) or sample push (`pingsample/initialize`); a repeat on the running one changes nothing. */
+  initializePush(kind: 'push' | 'pingsample', now: number): MachineResult<ConnectionStatus> {
+    if (this.statusValue === 'initialized' && this.current?.kind === kind) return ok(this.statusValue);
+    if (this.statusValue !== 'waiting') return conflict(`${kind}/initialize needs connectionstatus "waiting", it is "${this.statusValue}"`);
     const head = this.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
-    if (head.kind === 'pull') return conflict('the queued transaction is a pull, not a push (see GET mode)');
+    if (head.kind !== kind) return conflict(`the queued transaction is a ${head.kind}, not a ${kind} (see GET ping and GET strategy)`);
     this.queue.shift();
     this.current = {
       kind: head.kind,
@@ -401,11 +424,12 @@ export class ReverseConnectionMachine {
   }
 
   /** Records a received page (after the service has stored it). */
-  recordPage(kind: 'push' | 'pingsample', entity: Entity, ids: readonly string[]): MachineResult<{ received: number }> {
+  recordPage(kind: 'push' | 'pingsample', entity: Entity, ids: readonly string[], lastUpdated?: number | string): MachineResult<{ received: number }> {
     const allowed = this.pageAllowed(kind, entity);
     if (!allowed.ok) return allowed;
     const c = this.current as PushState;
     c.pages[entity]++;
+    if (kind === 'push' && lastUpdated !== undefined) this.cursors[entity] = lastUpdated;
     for (const id of ids) {
       if (c.received[entity].has(id)) continue;
       c.received[entity].add(id);

@@ -333,7 +333,10 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
       const kept = c.lastSample[entity] as Array<ReverseProduct | ReverseOrder>;
       kept.push(...items.slice(0, Math.max(0, config.sampleKeep - kept.length)));
     }
-    return fromMachine(m.recordPage(kind, entity, items.map((x) => x._id)), (v) => ({ received: v.received }));
+    const raw = (body as Record<Entity, Array<{ last_updated?: unknown }>>)[entity];
+    const last = raw.length > 0 ? raw[raw.length - 1].last_updated : undefined;
+    const lastUpdated = typeof last === 'number' || typeof last === 'string' ? last : undefined;
+    return fromMachine(m.recordPage(kind, entity, items.map((x) => x._id), lastUpdated), (v) => ({ received: v.received }));
   }
 
   async function initializePull(c: Connection, body: unknown, signal: AbortSignal): Promise<ReverseResponse> {
@@ -359,18 +362,21 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     const n = segments.length;
     const get = method === 'GET';
     const post = method === 'POST';
-    if (n === 1 && (a === 'upstreamstatus' || a === 'entity' || a === 'mode')) {
+    if (n === 1 && (a === 'upstreamstatus' || a === 'entity' || a === 'mode' || a === 'ping' || a === 'strategy' || a === 'cursoroffset')) {
       if (!get) return notAllowed('GET');
       if (a === 'upstreamstatus') return { status: 200, body: statusBody(m.status) };
+      if (a === 'ping') return { status: 200, body: { connectionstatus: m.ping() } };
+      if (a === 'strategy') return { status: 200, body: { strategy: m.strategy() } };
+      if (a === 'cursoroffset') return { status: 200, body: { cursoroffset: m.cursorOffset() } };
       if (a === 'mode') return { status: 200, body: { mode: m.mode() } };
       return fromMachine(m.entity(), (entity) => ({ entity }));
     }
-    if (n === 2 && b === 'initialize' && (a === 'pull' || a === 'push')) {
+    if (n === 2 && b === 'initialize' && (a === 'pull' || a === 'push' || a === 'pingsample')) {
       if (!post) return notAllowed('POST');
       if (a === 'pull') return initializePull(c, body, signal);
       const parsed = parseWire(InitializeBodySchema, body ?? {});
       if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
-      return fromMachine(m.initializePush(now), statusBody);
+      return fromMachine(m.initializePush(a, now), statusBody);
     }
     if (n === 2 && b === 'finish' && (a === 'pull' || a === 'push' || a === 'pingsample')) {
       if (!post) return notAllowed('POST');
