@@ -1,12 +1,13 @@
 /**
- * `storebridge daemon --service URL --connection KEY --adapter SPEC [--once] [--json]`
+ * `storebridge daemon --service URL --connection KEY --adapter SPEC [--dialect D] [--once] [--json]`
  *
- * Runs the store's reverse-connection daemon: it does what the service's `mode` asks until idle.
+ * Runs the store's reverse-connection daemon: it does what the service asks (`GET ping`) until idle.
  * `--once` then exits; with `--json` the last stdout line is
- * `{"ok":bool,"pulled":{"products":n,"orders":n},"failed":n,"pushed":{"products":n,"orders":n}}`.
+ * `{"ok":bool,"pulled":{"products":n,"orders":n},"failed":n,"failedByEntity":{"products":n,"orders":n},"pushed":{"products":n,"orders":n}}`.
  * The key may come from `STOREBRIDGE_CONNECTION` instead of `--connection`; it is never printed.
  */
 import { parseArgs } from 'node:util';
+import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
@@ -15,15 +16,19 @@ import { createDaemon, type DaemonEvent, type DaemonReport } from '../../reverse
 export const HELP = `usage: storebridge daemon --service URL --connection KEY --adapter SPEC [options]
 
 Runs the store's side of the reverse connection: asks the service what it wants (pull items into
-the store, push the store's items, send a sample), does it, and polls while the service is idle.
+the store, push the store's items from where the last push stopped, send a sample), does it, and
+polls while the service is idle. It speaks the protocol of Click2Sync's deployed daemons.
 
 options:
-  --service URL       the service's base URL, e.g. https://sync.example.com
+  --service URL       the service's base URL, e.g. https://sync.example.com (GET of it must answer 200)
   --connection KEY    the connection key (or set STOREBRIDGE_CONNECTION); never printed
   --adapter SPEC      the store: ${ADAPTER_SPEC_HELP}
+  --dialect D         spec (items with strings and ISO dates, acknowledged by _id; default) or
+                      click2sync (numbers and epoch-ms dates, acknowledged by sku / orderid)
   --once              stop once the service is idle, print what was done, exit (1 when the run
-                      gave up on errors (at once on a 404: unknown connection key, else after 5
-                      failed attempts in a row, about 30 s) or was stopped by Ctrl-C/SIGTERM)
+                      gave up: at once on a 404 (unknown connection key), after 5 failed passes in a
+                      row (about 30 s), after 10 passes that changed nothing, or when stopped by
+                      Ctrl-C/SIGTERM)
   --json              with --once: print the result as one JSON line, last on stdout
   --poll-ms MS        wait between polls (default 1000; doubles up to 30000 while idle)
   --timeout-ms MS     time-out of each call to the service (default 30000)
@@ -34,6 +39,7 @@ line of everything it did. Exit status: 0; 1 as said under --once; 2 on a usage 
 
 interface Args {
   service: string;
+  dialect: DialectName;
   key: string;
   adapter: string;
   once: boolean;
@@ -53,6 +59,7 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
         service: { type: 'string' },
         connection: { type: 'string' },
         adapter: { type: 'string' },
+        dialect: { type: 'string' },
         once: { type: 'boolean' },
         json: { type: 'boolean' },
         'poll-ms': { type: 'string' },
@@ -72,7 +79,9 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
   if (!key) return missingSecret('--connection KEY', 'STOREBRIDGE_CONNECTION');
   if (!values.adapter) return `--adapter is required (${ADAPTER_SPEC_HELP})`;
   if (values.json && !values.once) return '--json needs --once';
-  return { service: values.service, key, adapter: values.adapter, once: Boolean(values.once), json: Boolean(values.json), pollMs: pollMs as number, timeoutMs: timeoutMs as number };
+  const dialect = values.dialect ?? 'spec';
+  if (!(DIALECT_NAMES as readonly string[]).includes(dialect)) return `--dialect must be ${DIALECT_NAMES.join(' or ')}`;
+  return { service: values.service, dialect: dialect as DialectName, key, adapter: values.adapter, once: Boolean(values.once), json: Boolean(values.json), pollMs: pollMs as number, timeoutMs: timeoutMs as number };
 }
 
 /** A 404 from the service means it does not know the key (DESIGN.md): say so, not just "not found". */
@@ -99,7 +108,7 @@ function describe(e: DaemonEvent, once: boolean): string | undefined {
 }
 
 function contractLine(r: DaemonReport, ok = r.ok): string {
-  return JSON.stringify({ ok, pulled: r.pulled, failed: r.failed, pushed: r.pushed });
+  return JSON.stringify({ ok, pulled: r.pulled, failed: r.failed, failedByEntity: r.failedByEntity, pushed: r.pushed });
 }
 
 export async function run(args: string[], io: CliIO): Promise<number> {
@@ -121,6 +130,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
         serviceUrl: parsed.service,
         connectionKey: parsed.key,
         adapter,
+        dialect: parsed.dialect,
         pollIntervalMs: parsed.pollMs,
         requestTimeoutMs: parsed.timeoutMs,
         onEvent: (e) => {
@@ -156,7 +166,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     if (parsed.json) io.out(contractLine(report, ok));
     else {
       io.out(
-        `pulled ${report.pulled.products} products and ${report.pulled.orders} orders (${report.failed} refused by the store); ` +
+        `pulled ${report.pulled.products} products and ${report.pulled.orders} orders (${report.failedByEntity.products} products and ${report.failedByEntity.orders} orders not stored); ` +
           `pushed ${report.pushed.products} products and ${report.pushed.orders} orders; sample ${report.sampled.products}+${report.sampled.orders}`,
       );
     }
