@@ -281,10 +281,9 @@ describe.each(['express 5', 'express 4', 'node:http', 'fetch'] as const)('the %s
     } else {
       const router = createReverseServiceRouter(options);
       service = router.service;
-      const a = binding === 'express 4' ? express4() : express();
-      a.use(router as never);
-      a.use((_req: unknown, res: { status(n: number): { json(b: unknown): void } }) => res.status(404).json({ error: 'the host app says not found' }));
-      server = createServer(a as never);
+      const notFound = (_req: unknown, res: { status(n: number): { json(b: unknown): void } }) => res.status(404).json({ error: 'the host app says not found' });
+      if (binding === 'express 4') server = createServer(express4().use(router as never).use(notFound as never) as never);
+      else server = createServer(express().use(router).use(notFound as never) as never);
     }
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -311,8 +310,8 @@ describe.each(['express 5', 'express 4', 'node:http', 'fetch'] as const)('the %s
     const store = createMemoryAdapter();
     const report = await createDaemon({ serviceUrl: url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(report).toMatchObject({ ok: true, pulled: { products: 9, orders: catalog.orders.length }, failed: 0, pushed: { products: 9, orders: catalog.orders.length }, transactions: 2 });
-    const status = await (await fetch(`${url}/connections/shop/status`)).json();
+    const status = (await (await fetch(`${url}/connections/shop/status`)).json()) as { transactions: Array<{ kind: string; outcome: string }> };
     expect(status).toMatchObject({ connectionstatus: 'finished', products: { delivered: 9, succeeded: 9 }, orders: { succeeded: catalog.orders.length } });
-    expect(status.transactions.map((t: { kind: string; outcome: string }) => `${t.kind} ${t.outcome}`)).toEqual(['pull finished', 'push finished']);
+    expect(status.transactions.map((t) => `${t.kind} ${t.outcome}`)).toEqual(['pull finished', 'push finished']);
   });
 });

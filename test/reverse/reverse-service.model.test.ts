@@ -131,7 +131,7 @@ function modelCursor(m: Model): number | string {
   const full = c ? c.kind === 'push' && c.full && c.pages[e] === 0 : head?.kind === 'push' && head.full;
   return full ? 0 : m.cursors[e];
 }
-const mode = (m: Model) => m.cur?.kind ?? m.queue[0]?.kind ?? 'idle';
+const mode = (m: Model): Kind | 'idle' => m.cur?.kind ?? m.queue[0]?.kind ?? 'idle';
 
 // ---- commands ---------------------------------------------------------------------------------
 
