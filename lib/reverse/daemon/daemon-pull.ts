@@ -29,6 +29,16 @@ function ackPathId(s: Session, entity: Entity, raw: Record<string, unknown>): st
   return preferred ?? ids[entityOf(entity).naturalKey];
 }
 
+/**
+ * A storebridge service hands an order whose number is not safe in a raw URL out under its own key,
+ * the number in `otherids` (`connectiontype: "storebridge"`): the store keeps its own number.
+ */
+function restoredOrderNumber(entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
+  if (entity !== 'orders' || !Array.isArray(raw.otherids)) return raw;
+  const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === 'storebridge' && typeof o.id === 'string');
+  return mine ? { ...raw, orderid: (mine as { id: string }).id } : raw;
+}
+
 /** Stores one pulled item and acknowledges it (`succeded` with the item as stored, or `failed` with the reasons). */
 async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<void> {
   const noun = entityOf(entity).noun;
@@ -36,7 +46,7 @@ async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<voi
   const pathId = ackPathId(s, entity, raw);
   if (pathId === undefined) throw new ReverseTransportError('GET', `/pull/${entity}/next`, `unexpected reply: the ${noun} has no _id, ${entityOf(entity).naturalKey}`);
   const itemPath = `/pull/${entity}/${encodeURIComponent(pathId)}`;
-  const outcome = await storePulledItem(s.config.adapter, entity, raw, { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
+  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
   if (outcome.ok) {
     await s.transport.post(`${itemPath}/succeded`, { [noun]: encodeReverseItem(s.config.dialect, entity, outcome.item) });
     s.run.pulled[entity]++;

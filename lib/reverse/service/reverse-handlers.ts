@@ -16,7 +16,7 @@ import type { ConnectionStatus } from '../../contract/messages';
 import { parseWire } from '../../contract/parse';
 import { InitializeBodySchema, type ReverseCallName, type ReverseRoute } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
-import { aliasesOf, readFailureReport, readPushPage, readStoredId } from './reverse-items';
+import { aliasesOf, readFailureReport, readPushPage, readStoredId, withRawSafeOrderKey } from './reverse-items';
 import type { MachineResult, PushKind, ReverseConnectionMachine } from './reverse-machine';
 import type { LoadedConnection, SampleRecord } from './reverse-persistence';
 
@@ -114,8 +114,8 @@ async function next(ctx: CallContext): Promise<ReverseResponse> {
       continue;
     }
     try {
-      const item = encodeReverseItem(ctx.dialect, entity, doc as never);
-      ctx.machine.handedOut(r.value.id, aliasesOf(entity, doc));
+      const item = withRawSafeOrderKey(ctx.dialect, entity, encodeReverseItem(ctx.dialect, entity, doc as never) as Record<string, unknown>);
+      ctx.machine.handedOut(r.value.id, aliasesOf(entity, item));
       return { status: 200, body: { [d.noun]: item } };
     } catch (err) {
       if (!(err instanceof ConversionError)) throw err;

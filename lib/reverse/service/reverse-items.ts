@@ -5,6 +5,8 @@
  * and reported while the rest of its page is stored; acknowledgement bodies as information, never a
  * reason to refuse the acknowledgement itself (a deployed daemon ignores the status and would loop).
  */
+import { createHash } from 'node:crypto';
+import type { Dialect } from '../../contract/dialects';
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
@@ -105,4 +107,45 @@ export function readFailureReport(body: unknown): BodyRead<StorageFailureReport>
 export function aliasesOf(entity: Entity, item: object): string[] {
   const alias = idText((item as Record<string, unknown>)[entityOf(entity).naturalKey]);
   return alias ? [alias] : [];
+}
+
+/**
+ * Characters a deployed daemon can put raw in a URL path segment without changing its meaning: it
+ * concatenates ids into paths unencoded (`#` would start a fragment, `/` a new segment, `%` an escape).
+ */
+const RAW_URL_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
+
+/** Whether an id survives being put raw in a URL path. */
+export function isRawUrlSafe(id: string): boolean {
+  return RAW_URL_SAFE.test(id);
+}
+
+/**
+ * Under `click2sync`, an order is acknowledged by its `orderid`, put raw in the path. When the
+ * store's `orderid` is not safe there (`#100000`), the service hands the order out the way the
+ * deployed service does: `orderid` is the service's own key (the `_id`, or `o-` + a hash of it when
+ * that is not safe either) and the store's order number travels in `otherids`. The daemon's
+ * acknowledgement then names that key.
+ */
+export function withRawSafeOrderKey(dialect: Dialect, entity: Entity, item: Record<string, unknown>): Record<string, unknown> {
+  if (dialect.ackId.orders !== 'orderid' || entity !== 'orders') return item;
+  const out = withoutTextBuyerId(item);
+  const orderid = out.orderid;
+  if (typeof orderid !== 'string' || isRawUrlSafe(orderid)) return out;
+  const id = String(out._id);
+  const key = isRawUrlSafe(id) ? id : `o-${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 24)}`;
+  const otherids = Array.isArray(out.otherids) ? out.otherids : [];
+  return { ...out, orderid: key, otherids: [...otherids, { id: orderid, connectiontype: 'storebridge' }] };
+}
+
+/**
+ * A deployed daemon casts `(Long) buyer.id` and nothing catches the ClassCastException a string
+ * causes (it would take the same order again and again). The dialect writes a numeric buyer id as
+ * a number; one that is not a number (`buyer-00042`) is left out of the order handed out.
+ */
+function withoutTextBuyerId(item: Record<string, unknown>): Record<string, unknown> {
+  const buyer = item.buyer;
+  if (!isObject(buyer) || buyer.id === undefined || typeof buyer.id === 'number') return item;
+  const { id: _text, ...rest } = buyer;
+  return { ...item, buyer: rest };
 }
