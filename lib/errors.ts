@@ -1,7 +1,9 @@
 /**
- * Errors raised inside the kit (server, adapters, sync). Each class has a literal `name` and a
- * stable `code`; `docs/errors.md` has a section per code. The HTTP caller's errors are in
- * `client/errors.ts`.
+ * The base of every public error the kit throws, and the errors of the core (adapters, options).
+ * Each class has a literal `name` and a stable string `code`; `docs/errors.md` has a section per
+ * code. `err instanceof StorebridgeError` catches every one of them; the area errors (the caller's
+ * `StoreClientError` family, the reverse connection's, the sync engine's, the store router's HTTP
+ * errors) extend it in their own modules.
  */
 
 export type StorebridgeErrorCode =
@@ -15,7 +17,8 @@ export type StorebridgeErrorCode =
   | 'SQL_DRIVER_UNAVAILABLE';
 
 export abstract class StorebridgeError extends Error {
-  abstract readonly code: StorebridgeErrorCode;
+  /** Stable, documented in docs/errors.md; the one thing to branch on. */
+  abstract readonly code: string;
 }
 
 /** The adapter threw or rejected. `cause` holds the original error (for logs, never for responses). */
