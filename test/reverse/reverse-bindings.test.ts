@@ -224,6 +224,11 @@ describe('reverse service router', () => {
     expect(() => createReverseServiceRouter({ adapter, connections: ['a'], leaseMs: 0 })).toThrow(/leaseMs/);
     expect(() => createDaemon({ serviceUrl: 'ftp://x', connectionKey: 'k', adapter })).toThrow(/serviceUrl/);
     expect(() => createDaemon({ serviceUrl: 'http://x', connectionKey: '', adapter })).toThrow(/connectionKey/);
+    // One policy for unknown names: refused, with the closest known name.
+    expect(() => createReverseServiceRouter({ adapter, connections: ['a'], leaseMS: 5 } as never)).toThrow('invalid option "leaseMS": is not an option of createReverseService (did you mean "leaseMs"?)');
+    expect(() => createDaemon({ serviceUrl: 'http://x', connectionKey: 'k', adapter, pollMs: 5 } as never)).toThrow(/"pollMs": is not an option of createDaemon/);
+    expect(() => createReverseServiceRouter({ adapter, connections: [{ key: 'a', dialect: 'sap' }] } as never)).toThrow(/connections\.0/);
+    expect(() => createReverseServiceRouter({ adapter, connections: ['a'], transactionIdleMs: -1 })).toThrow(/transactionIdleMs/);
   });
 
   test('works mounted in an Express 4 app: a whole pull runs through it', async () => {

@@ -7,106 +7,54 @@
  * counters, cursors, failures, id map) lives in the adapter's database when the adapter is SQL, in
  * Redis with `--state redis://…`, else in memory. With `--demo N` on a fresh connection, the store
  * holds the demo catalog and three transactions are queued: a pull of products, a pull of orders, a
- * normal push. The key may come from `STOREBRIDGE_CONNECTION`; it is never printed.
+ * normal push. The key may come from `--connection-file` or `STOREBRIDGE_CONNECTION`; it is never printed.
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { parseArgs } from 'node:util';
 import type { StoreAdapter } from '../../adapter';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
-import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
+import { defineCommand, runCommand, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { seedDemo } from '../../server/store-server';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';
 
-export const HELP = `usage: storebridge reverse-service --port P --connection KEY [options]
+export const command = defineCommand({
+  name: 'reverse-service',
+  usage: '--port P --connection-file FILE [options]',
+  summary:
+    'Runs the service side of the reverse connection: GET / (200: deployed daemons check it first), the daemon\'s calls under ' +
+    '/api/adapters/custom/reverse/connection/KEY/…, and the loopback operator routes GET /connections, ' +
+    'GET /connections/NAME/status and POST /connections/NAME/queue. Prints "listening on http://HOST:PORT" once ready.',
+  flags: {
+    port: { type: 'int', min: 0, max: 65535, default: 0, metavar: 'P', help: 'port to listen on; 0 picks a free one' },
+    connection: { type: 'secret', env: 'STOREBRIDGE_CONNECTION', required: true, metavar: 'KEY', help: 'the connection key' },
+    name: { type: 'string', default: 'default', metavar: 'NAME', help: "the connection's name in the operator routes and the state" },
+    adapter: { type: 'string', default: 'memory', metavar: 'SPEC', help: `the service's store: ${ADAPTER_SPEC_HELP}` },
+    dialect: {
+      type: 'string',
+      choices: DIALECT_NAMES,
+      default: 'spec',
+      metavar: 'D',
+      help: 'how items handed out are written: spec (strings, ISO dates) or click2sync (numbers, epoch-ms dates: what the deployed daemons read)',
+    },
+    state: {
+      type: 'string',
+      metavar: 'SPEC',
+      help: "where the connection's state is kept: adapter (the SQL adapter's database; the default with a SQL adapter), memory (the default otherwise), or a redis:// URL",
+    },
+    demo: { type: 'int', min: 0, max: 10_000_000, default: 0, help: 'seed N demo products and about N/4 orders and, on a fresh connection, queue a pull of products, a pull of orders, then a normal push' },
+    'lease-ms': { type: 'int', min: 1, max: 86_400_000, default: 60_000, metavar: 'MS', help: 'how long an item handed out stays reserved' },
+    'expire-ms': { type: 'int', min: 1, max: 2_592_000_000, default: 900_000, metavar: 'MS', help: 'a transaction with no daemon call for this long ends as expired' },
+    host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
+  },
+});
 
-Runs the service side of the reverse connection: GET / (200, daemons check it first), the daemon's
-calls under /api/adapters/custom/reverse/connection/KEY/…, and the loopback operator routes
-GET /connections, GET /connections/NAME/status and POST /connections/NAME/queue.
-Prints "listening on http://HOST:PORT" once ready.
+export const HELP = command.help();
 
-options:
-  --port P            port to listen on; 0 picks a free one (default 0)
-  --connection KEY    the connection key (or set STOREBRIDGE_CONNECTION); never printed
-  --name NAME         the connection's name in the operator routes and the state (default "default")
-  --adapter SPEC      the service's store: ${ADAPTER_SPEC_HELP} (default memory)
-  --dialect D         how items handed out are written: spec (strings, ISO dates; default) or
-                      click2sync (numbers, epoch-ms dates: what the deployed daemons read)
-  --state SPEC        where the connection's state is kept: adapter (the SQL adapter's database;
-                      the default with a SQL adapter), memory (the default otherwise), or a
-                      redis:// URL
-  --demo N            seed N demo products and about N/4 orders and, on a fresh connection, queue
-                      a pull of products, a pull of orders, then a normal push
-  --lease-ms MS       how long an item handed out stays reserved (default 60000)
-  --expire-ms MS      a transaction with no daemon call for this long ends as expired (default 900000)
-  --host H            address to listen on (default 127.0.0.1)
-  -h, --help          this text`;
-
-interface Args {
-  port: number;
-  host: string;
-  key: string;
-  name: string;
-  adapter: string;
-  dialect: DialectName;
-  state: string | undefined;
-  demo: number;
-  leaseMs: number;
-  expireMs: number;
-}
-
-function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        connection: { type: 'string' },
-        name: { type: 'string' },
-        adapter: { type: 'string' },
-        dialect: { type: 'string' },
-        state: { type: 'string' },
-        demo: { type: 'string' },
-        'lease-ms': { type: 'string' },
-        'expire-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const port = intArg('port', values.port, { min: 0, max: 65535, fallback: 0 });
-  const demo = intArg('demo', values.demo, { min: 0, max: 10_000_000, fallback: 0 });
-  const leaseMs = intArg('lease-ms', values['lease-ms'], { min: 1, max: 86_400_000, fallback: 60_000 });
-  const expireMs = intArg('expire-ms', values['expire-ms'], { min: 1, max: 2_592_000_000, fallback: 900_000 });
-  const problem = firstProblem([port, demo, leaseMs, expireMs]);
-  if (problem) return problem;
-  const dialect = values.dialect ?? 'spec';
-  if (!(DIALECT_NAMES as readonly string[]).includes(dialect)) return `--dialect must be ${DIALECT_NAMES.join(' or ')}`;
-  if (values.state !== undefined && !/^(adapter|memory|rediss?:\/\/.+)$/.test(values.state)) return '--state must be adapter, memory or a redis:// URL';
-  const key = secretArg(values.connection, env, 'STOREBRIDGE_CONNECTION');
-  if (!key) return missingSecret('--connection KEY', 'STOREBRIDGE_CONNECTION');
-  return {
-    port: port as number,
-    host: values.host ?? '127.0.0.1',
-    key,
-    name: values.name ?? 'default',
-    adapter: values.adapter ?? 'memory',
-    dialect: dialect as DialectName,
-    state: values.state,
-    demo: demo as number,
-    leaseMs: leaseMs as number,
-    expireMs: expireMs as number,
-  };
-}
+type Args = ParsedArgs<typeof command.spec.flags>['values'];
 
 /** The state store `--state` names (the SQL adapter's database by default when there is one). */
 async function openStateStore(spec: string | undefined, adapter: StoreAdapter): Promise<ReverseStateStore> {
@@ -135,8 +83,8 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
   if (parsed.demo > 0) await seedDemo(adapter, parsed.demo);
   const handler = createReverseNodeHandler({
     adapter,
-    connections: [{ key: parsed.key, name: parsed.name }],
-    dialect: parsed.dialect,
+    connections: [{ key: parsed.connection, name: parsed.name }],
+    dialect: parsed.dialect as DialectName,
     stateStore,
     leaseMs: parsed.leaseMs,
     transactionIdleMs: parsed.expireMs,
@@ -152,16 +100,17 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
   return { server, service: handler.service };
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parse(args, process.env);
-  if (typeof parsed === 'string') {
-    io.err(`storebridge reverse-service: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async ({ values }) => {
+    if (values.state !== undefined && !/^(adapter|memory|rediss?:\/\/.+)$/.test(values.state)) {
+      io.err(`storebridge reverse-service: --state must be adapter, memory or a redis:// URL\n\n${HELP}`);
+      return 2;
+    }
+    return serve(values, io);
+  });
+}
+
+async function serve(parsed: Args, io: CliIO): Promise<number> {
   const stop = io.shutdownSignal();
   const adapter = await openAdapter(parsed.adapter);
   let stateStore: ReverseStateStore | undefined;

@@ -119,7 +119,9 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
   if (!input || typeof input !== 'object') throw new InvalidOptionError('options', 'expected an object');
   const maxBodyBytes = input.maxBodyBytes ?? INTERFACE_LIMITS.maxPageBytes;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidOptionError('maxBodyBytes', 'expected a positive integer (bytes)');
-  const service = 'service' in input && input.service ? input.service : createReverseService(input as ReverseServiceOptions);
+  // The binding's own options are not the service's (its options refuse names they do not know).
+  const { maxBodyBytes: _m, operatorRoutes: _o, answerRoot: _a, remoteAddress: _r, ...serviceOptions } = input as ReverseBindingInput & { remoteAddress?: unknown };
+  const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
   const operatorRoutes = input.operatorRoutes !== false;
   const answerRoot = input.answerRoot === true;
   return {

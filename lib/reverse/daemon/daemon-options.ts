@@ -9,7 +9,9 @@ import { INTERFACE_LIMITS } from '../../contract/limits';
 import type { Mode } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
+import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
+import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../../http/retry';
 
@@ -128,54 +130,57 @@ export interface DaemonConfig {
   readonly now: () => number;
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(option, `expected a positive integer, got ${String(value)}`);
-  return value;
-}
+const positive = (max: number, unit = '') => opt.int({ min: 1, max, unit }).optional();
 
-function serviceUrlOf(value: unknown): URL {
-  let url: URL;
-  try {
-    url = new URL(String(value));
-  } catch {
-    throw new InvalidOptionError('serviceUrl', 'expected an absolute http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidOptionError('serviceUrl', 'expected an http or https URL');
-  return url;
-}
+/** The daemon's options, declared once (lib/options.ts: a bad value or an unknown name throws InvalidOptionError). */
+const parseOptions = defineOptions('createDaemon', {
+  serviceUrl: opt.httpUrl(),
+  connectionKey: opt.text('a non-empty connection key'),
+  adapter: opt.object<StoreAdapter | GuardedAdapter>("the store's adapter"),
+  dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  pollIntervalMs: positive(3_600_000, 'ms'),
+  idlePollMaxMs: positive(86_400_000, 'ms'),
+  requestTimeoutMs: positive(3_600_000, 'ms'),
+  maxResponseBytes: positive(1 << 30, 'bytes'),
+  maxPageBytes: positive(1 << 30, 'bytes'),
+  pageItems: positive(100_000),
+  sampleSize: positive(100_000),
+  maxWaits: positive(1_000_000),
+  maxReadyPolls: positive(1_000_000),
+  maxConsecutiveErrors: positive(1_000_000),
+  maxStalledPasses: positive(1_000_000),
+  retry: z.union([z.number(), z.object({}).passthrough()], { error: 'must be a number (the retry limit) or an object' }).optional(),
+  fetch: opt.fn<FetchLike>().optional(),
+  onEvent: opt.fn<(event: DaemonEvent) => void>().optional(),
+  now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
+});
 
 export function parseDaemonOptions(options: DaemonOptions): DaemonConfig {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const url = serviceUrlOf(options.serviceUrl);
-  if (typeof options.connectionKey !== 'string' || options.connectionKey === '') throw new InvalidOptionError('connectionKey', 'expected a non-empty string');
-  if (!options.adapter) throw new InvalidOptionError('adapter', "the store's adapter is required");
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new InvalidOptionError('fetch', 'must be a function');
-  if (options.dialect !== undefined && !(DIALECT_NAMES as readonly string[]).includes(options.dialect)) throw new InvalidOptionError('dialect', `expected ${DIALECT_NAMES.join(' or ')}`);
-  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
-  const idlePollMaxMs = positiveInteger('idlePollMaxMs', options.idlePollMaxMs, 30_000);
+  const o = parseOptions(options);
+  const pollIntervalMs = o.pollIntervalMs ?? 1000;
+  const idlePollMaxMs = o.idlePollMaxMs ?? 30_000;
   if (idlePollMaxMs < pollIntervalMs) throw new InvalidOptionError('idlePollMaxMs', 'must not be smaller than pollIntervalMs');
-  const serviceUrl = url.href.replace(/\/+$/, '');
+  const serviceUrl = new URL(o.serviceUrl).href.replace(/\/+$/, '');
   return {
     serviceUrl,
-    base: `${serviceUrl}${REVERSE_BASE_PATH}/${encodeURIComponent(options.connectionKey)}`,
-    adapter: guardAdapter(options.adapter),
-    dialect: dialectOf(options.dialect ?? DEFAULT_DIALECT),
+    base: `${serviceUrl}${REVERSE_BASE_PATH}/${encodeURIComponent(o.connectionKey)}`,
+    adapter: guardAdapter(o.adapter),
+    dialect: dialectOf(o.dialect ?? DEFAULT_DIALECT),
     pollIntervalMs,
     idlePollMaxMs,
-    requestTimeoutMs: positiveInteger('requestTimeoutMs', options.requestTimeoutMs, 30_000),
-    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes, 16 * 1024 * 1024),
-    maxPageBytes: positiveInteger('maxPageBytes', options.maxPageBytes, INTERFACE_LIMITS.maxPageBytes),
-    pageItems: positiveInteger('pageItems', options.pageItems, 500),
-    sampleSize: positiveInteger('sampleSize', options.sampleSize, 10),
-    maxWaits: positiveInteger('maxWaits', options.maxWaits, 11),
-    maxReadyPolls: positiveInteger('maxReadyPolls', options.maxReadyPolls, 120),
-    maxConsecutiveErrors: positiveInteger('maxConsecutiveErrors', options.maxConsecutiveErrors, 5),
-    maxStalledPasses: positiveInteger('maxStalledPasses', options.maxStalledPasses, 10),
-    retry: parseRetry(options.retry, 'retry', { limit: 2 }),
-    exchange: exchangeOf(options.fetch),
-    onEvent: options.onEvent ?? (() => undefined),
-    now: options.now ?? Date.now,
+    requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
+    maxResponseBytes: o.maxResponseBytes ?? 16 * 1024 * 1024,
+    maxPageBytes: o.maxPageBytes ?? INTERFACE_LIMITS.maxPageBytes,
+    pageItems: o.pageItems ?? 500,
+    sampleSize: o.sampleSize ?? 10,
+    maxWaits: o.maxWaits ?? 11,
+    maxReadyPolls: o.maxReadyPolls ?? 120,
+    maxConsecutiveErrors: o.maxConsecutiveErrors ?? 5,
+    maxStalledPasses: o.maxStalledPasses ?? 10,
+    retry: parseRetry(o.retry as number | RetryOptions | undefined, 'retry', { limit: 2 }),
+    exchange: exchangeOf(o.fetch),
+    onEvent: o.onEvent ?? (() => undefined),
+    now: o.now ?? Date.now,
   };
 }
 

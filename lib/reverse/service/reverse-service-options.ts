@@ -5,9 +5,10 @@
 import { createHash } from 'node:crypto';
 import type { StoreAdapter } from '../../adapter';
 import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
+import { z } from 'zod';
 import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
-import { hasControlCharacter } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
+import { defineOptions, opt } from '../../options';
 import { createMemoryStateStore, type ReverseStateStore } from './reverse-state-store';
 
 /** One connection the service serves. */
@@ -74,67 +75,75 @@ export interface ServiceConfig {
 }
 
 const MAX_NAME_LENGTH = 200;
+const NO_CONTROL = /^[^\u0000-\u001f]*$/;
 
 export function digestOf(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(option, `expected a positive integer, got ${String(value)}`);
-  return value;
-}
+const KeySchema = z
+  .string({ error: 'must be a connection key (a string)' })
+  .min(1, 'must not be empty')
+  .max(1024, 'must be at most 1024 characters')
+  .regex(NO_CONTROL, 'must not contain control characters');
+const ConnectionSchema = z.union(
+  [
+    KeySchema,
+    z.strictObject({
+      key: KeySchema,
+      name: z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`).regex(NO_CONTROL, 'must not contain control characters').optional(),
+      dialect: opt.oneOf(DIALECT_NAMES).optional(),
+    }),
+  ],
+  { error: 'must be a key, or {key, name?, dialect?}' },
+);
+const duration = (what: string) => opt.int({ min: 1, max: 31 * 86_400_000, unit: what }).optional();
 
-function dialectOption(option: string, value: unknown, fallback: Dialect): Dialect {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !(DIALECT_NAMES as readonly string[]).includes(value)) throw new InvalidOptionError(option, `expected ${DIALECT_NAMES.join(' or ')}`);
-  return dialectOf(value);
-}
+/** The service's options, declared once (lib/options.ts: a bad value or an unknown name throws InvalidOptionError). */
+const parseOptions = defineOptions('createReverseService', {
+  adapter: opt.object<StoreAdapter | GuardedAdapter>("an adapter (the service's store)"),
+  connections: z.array(ConnectionSchema, { error: 'must be a non-empty array of keys or {key, name, dialect}' }).min(1, 'must be a non-empty array of keys or {key, name, dialect}'),
+  dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  stateStore: opt.object<ReverseStateStore>('a ReverseStateStore ({read, write})', (v) => typeof (v as ReverseStateStore).read === 'function' && typeof (v as ReverseStateStore).write === 'function').optional(),
+  leaseMs: duration('ms'),
+  transactionIdleMs: duration('ms'),
+  sampleKeep: opt.int({ min: 1, max: 10_000 }).optional(),
+  keepFailures: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  keepMappings: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
+  onError: opt.fn<NonNullable<ReverseServiceOptions['onError']>>().optional(),
+});
 
-function connectionsOf(list: ReverseServiceOptions['connections'], fallback: Dialect): ConnectionConfig[] {
-  if (!Array.isArray(list) || list.length === 0) throw new InvalidOptionError('connections', 'expected a non-empty array of keys or {key, name, dialect}');
+/** Names unique, keys unique (compared by digest), each connection's dialect resolved. */
+function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fallback: Dialect): ConnectionConfig[] {
   const names = new Set<string>();
   const digests = new Set<string>();
   return list.map((entry, i) => {
-    const where = `connections[${i}]`;
     const e: ReverseConnectionOption = typeof entry === 'string' ? { key: entry } : entry;
-    if (!e || typeof e.key !== 'string' || e.key.length === 0 || e.key.length > 1024 || hasControlCharacter(e.key)) {
-      throw new InvalidOptionError(`${where}.key`, 'expected a non-empty string of at most 1024 characters, without control characters');
-    }
     const name = e.name ?? `connection-${i + 1}`;
-    if (typeof name !== 'string' || name === '' || name.length > MAX_NAME_LENGTH || hasControlCharacter(name)) {
-      throw new InvalidOptionError(`${where}.name`, `expected a non-empty string of at most ${MAX_NAME_LENGTH} characters, without control characters`);
-    }
-    if (names.has(name)) throw new InvalidOptionError(`${where}.name`, `"${name}" is used twice`);
+    if (names.has(name)) throw new InvalidOptionError(`connections[${i}].name`, `"${name}" is used twice`);
     names.add(name);
     const digest = digestOf(e.key);
-    if (digests.has(digest.toString('hex'))) throw new InvalidOptionError(`${where}.key`, 'the same key is used twice');
+    if (digests.has(digest.toString('hex'))) throw new InvalidOptionError(`connections[${i}].key`, 'the same key is used twice');
     digests.add(digest.toString('hex'));
-    return { name, digest, dialect: dialectOption(`${where}.dialect`, e.dialect, fallback) };
+    return { name, digest, dialect: e.dialect ? dialectOf(e.dialect) : fallback };
   });
 }
 
 export function parseServiceOptions(options: ReverseServiceOptions): ServiceConfig {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  if (!options.adapter) throw new InvalidOptionError('adapter', "an adapter (the service's store) is required");
-  if (options.now !== undefined && typeof options.now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new InvalidOptionError('onError', 'expected a function');
-  const store = options.stateStore;
-  if (store !== undefined && (typeof store !== 'object' || typeof store.read !== 'function' || typeof store.write !== 'function')) {
-    throw new InvalidOptionError('stateStore', 'expected a ReverseStateStore ({read, write})');
-  }
-  const dialect = dialectOption('dialect', options.dialect, dialectOf(DEFAULT_DIALECT));
+  const o = parseOptions(options);
+  const dialect = dialectOf(o.dialect ?? DEFAULT_DIALECT);
   return {
-    adapter: guardAdapter(options.adapter),
-    connections: connectionsOf(options.connections, dialect),
-    stateStore: store ?? createMemoryStateStore(),
-    ownsStateStore: store === undefined,
-    leaseMs: positiveInteger('leaseMs', options.leaseMs, 60_000),
-    transactionIdleMs: positiveInteger('transactionIdleMs', options.transactionIdleMs, 900_000),
-    sampleKeep: positiveInteger('sampleKeep', options.sampleKeep, 10),
-    keepFailures: positiveInteger('keepFailures', options.keepFailures, 1000),
-    keepMappings: positiveInteger('keepMappings', options.keepMappings, 1000),
-    now: options.now ?? Date.now,
-    onError: options.onError ?? (() => undefined),
+    adapter: guardAdapter(o.adapter),
+    connections: connectionsOf(o.connections, dialect),
+    stateStore: o.stateStore ?? createMemoryStateStore(),
+    ownsStateStore: o.stateStore === undefined,
+    leaseMs: o.leaseMs ?? 60_000,
+    transactionIdleMs: o.transactionIdleMs ?? 900_000,
+    sampleKeep: o.sampleKeep ?? 10,
+    keepFailures: o.keepFailures ?? 1000,
+    keepMappings: o.keepMappings ?? 1000,
+    now: o.now ?? Date.now,
+    onError: o.onError ?? (() => undefined),
   };
 }
