@@ -112,13 +112,11 @@ export async function runPull(s: Session): Promise<void> {
   while (entity && !done.has(entity)) {
     await pullEntity(s, entity);
     await s.transport.post(`/pull/${entity}/finish`, {});
-    s.progress++;
     done.add(entity);
     entity = entityIn(await s.transport.get('/entity', [409]));
   }
   await s.transport.post('/pull/finish', {});
   statusOf(await s.transport.get('/upstreamstatus'));
   s.run.transactions++;
-  s.progress++;
   s.emit({ type: 'finished', kind: 'pull' });
 }

@@ -46,7 +46,7 @@ async function flush(s: Session, kind: PushKind, entity: Entity, buffer: PageBuf
   else s.run.sampled[entity] += received;
   s.run.pushRefused += refused;
   s.emit({ type: 'page-pushed', kind, entity, items: buffer.items.length, bytes: Buffer.byteLength(body), refused });
-  s.progress++;
+  if (buffer.items.length > 0) s.progress++;
   buffer.sent++;
   buffer.items = [];
   buffer.bytes = 0;
@@ -118,18 +118,15 @@ export async function runPush(s: Session): Promise<void> {
   if (entity === 'products') {
     await pushEntity(s, kind, 'products', cursor, fresh);
     await s.transport.post(`/${kind}/products/finish`, {});
-    s.progress++;
     cursor = (await s.transport.get('/cursoroffset')).body.cursoroffset;
     entity = entityIn(await s.transport.get('/entity', [409]));
   }
   if (entity === 'orders') {
     await pushEntity(s, kind, 'orders', cursor, fresh);
     await s.transport.post(`/${kind}/orders/finish`, {});
-    s.progress++;
   }
   await s.transport.post(`/${kind}/finish`, {});
   statusOf(await s.transport.get('/upstreamstatus'));
   s.run.transactions++;
-  s.progress++;
   s.emit({ type: 'finished', kind });
 }

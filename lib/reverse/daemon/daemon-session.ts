@@ -14,7 +14,11 @@ export interface Session {
   readonly transport: Transport;
   /** What this pass did. */
   readonly run: DaemonReport;
-  /** Steps forward in this pass (an initialize taken, an item acknowledged, a page sent, a finish). */
+  /**
+   * Real work in this pass: a transaction initialized, an item acknowledged, a page with items sent.
+   * Finishes alone do not count: a service that keeps asking and never hands anything out must not
+   * keep `runOnce` going.
+   */
   progress: number;
   emit(event: DaemonEvent): void;
   sleep(ms: number): Promise<void>;
