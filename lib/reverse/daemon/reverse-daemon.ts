@@ -118,121 +118,124 @@ async function pass(config: DaemonConfig, transport: Transport, waker: Waker, ru
  * ```
  */
 export function createDaemon(options: DaemonOptions): Daemon {
-  const config = parseDaemonOptions(options);
-  const totals = emptyReport();
-  const waker = new Waker();
-  const transport = createTransport(config, (ms) => waker.sleep(ms));
-  let loop: Promise<void> | undefined;
+  return new DaemonRunner(parseDaemonOptions(options));
+}
 
-  const emit = (event: DaemonEvent) => {
+/** The loop around passes: `runOnce` until idle or given up, `start()` forever with back-off, the totals. */
+class DaemonRunner implements Daemon {
+  private readonly totals = emptyReport();
+  private readonly waker = new Waker();
+  private readonly transport: Transport;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly config: DaemonConfig) {
+    this.transport = createTransport(config, (ms) => this.waker.sleep(ms));
+  }
+
+  private readonly emit = (event: DaemonEvent): void => {
     try {
-      config.onEvent(event);
+      this.config.onEvent(event);
     } catch {
       // A failing listener must not stop the daemon.
     }
   };
 
-  function recordError(run: DaemonReport, err: unknown): void {
+  private recordError(run: DaemonReport, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     run.errors.push(message);
     if (run.errors.length > 20) run.errors.shift();
-    emit({ type: 'error', error: message });
+    this.emit({ type: 'error', error: message });
   }
 
   /** One pass whose counts go into `run` and the totals, whatever happens. */
-  async function countedPass(run: DaemonReport, reach: boolean): Promise<PassResult> {
+  private async countedPass(run: DaemonReport, reach: boolean): Promise<PassResult> {
     const delta = emptyReport();
     try {
-      return await pass(config, transport, waker, delta, emit, reach);
+      return await pass(this.config, this.transport, this.waker, delta, this.emit, reach);
     } finally {
       addReport(run, delta);
-      addReport(totals, { ...delta, errors: [] });
+      addReport(this.totals, { ...delta, errors: [] });
     }
   }
 
-  async function runOnce(): Promise<DaemonReport> {
-    waker.reset();
+  /** After a failed pass: whether to give up (a 404: the service does not know the key; or too many in a row). */
+  private givesUp(err: unknown, failures: number): boolean {
+    return (err instanceof ReverseServiceError && err.status === 404) || failures >= this.config.maxConsecutiveErrors;
+  }
+
+  async runOnce(): Promise<DaemonReport> {
+    this.waker.reset();
     const run = emptyReport();
     let failures = 0;
     let stalled = 0;
     let reach = true;
-    while (!waker.stopping) {
+    while (!this.waker.stopping) {
       try {
-        const result = await countedPass(run, reach);
+        const result = await this.countedPass(run, reach);
         reach = false;
         failures = 0;
         if (result === 'idle') break;
         stalled = result === 'stalled' ? stalled + 1 : 0;
-        if (stalled >= config.maxStalledPasses) {
-          recordError(run, new ReverseStalledError(`the service asked for work ${stalled} times in a row and nothing moved`));
+        if (stalled >= this.config.maxStalledPasses) {
+          this.recordError(run, new ReverseStalledError(`the service asked for work ${stalled} times in a row and nothing moved`));
           run.ok = false;
           break;
         }
-        if (result === 'stalled') await waker.sleep(config.pollIntervalMs);
+        if (result === 'stalled') await this.waker.sleep(this.config.pollIntervalMs);
       } catch (err) {
         if (err instanceof StopRequested) break;
-        recordError(run, err);
+        this.recordError(run, err);
         reach = true;
-        // 404: the service does not know this key (or this is not its URL); retrying cannot help.
-        const unknown = err instanceof ReverseServiceError && err.status === 404;
-        if (unknown || ++failures >= config.maxConsecutiveErrors) {
+        if (this.givesUp(err, ++failures)) {
           run.ok = false;
           break;
         }
-        await waker.sleep(Math.min(config.idlePollMaxMs, config.pollIntervalMs * 2 ** failures));
+        await this.waker.sleep(Math.min(this.config.idlePollMaxMs, this.config.pollIntervalMs * 2 ** failures));
       }
     }
-    for (const e of run.errors) {
-      totals.errors.push(e);
-      if (totals.errors.length > 20) totals.errors.shift();
-    }
+    addReport(this.totals, { ...emptyReport(), errors: run.errors });
     return run;
   }
 
-  async function forever(): Promise<void> {
-    let wait = config.pollIntervalMs;
+  private async forever(): Promise<void> {
+    let wait = this.config.pollIntervalMs;
     let reach = true;
-    while (!waker.stopping) {
+    while (!this.waker.stopping) {
       const run = emptyReport();
       try {
-        const result = await countedPass(run, reach);
+        const result = await this.countedPass(run, reach);
         reach = false;
         if (result === 'worked') {
-          wait = config.pollIntervalMs;
+          wait = this.config.pollIntervalMs;
           continue;
         }
-        if (result === 'idle') emit({ type: 'idle', nextPollMs: wait });
+        if (result === 'idle') this.emit({ type: 'idle', nextPollMs: wait });
       } catch (err) {
         if (err instanceof StopRequested) break;
-        recordError(run, err);
-        addReport(totals, { ...emptyReport(), errors: run.errors });
+        this.recordError(run, err);
+        addReport(this.totals, { ...emptyReport(), errors: run.errors });
         reach = true;
       }
-      await waker.sleep(wait);
-      wait = Math.min(config.idlePollMaxMs, wait * 2);
+      await this.waker.sleep(wait);
+      wait = Math.min(this.config.idlePollMaxMs, wait * 2);
     }
   }
 
-  return {
-    runOnce,
-    start() {
-      if (loop) return;
-      waker.reset();
-      loop = forever().finally(() => {
-        loop = undefined;
-      });
-    },
-    async stop() {
-      waker.stop();
-      await loop;
-    },
-    report: () => ({
-      ...totals,
-      pulled: { ...totals.pulled },
-      failedByEntity: { ...totals.failedByEntity },
-      pushed: { ...totals.pushed },
-      sampled: { ...totals.sampled },
-      errors: [...totals.errors],
-    }),
-  };
+  start(): void {
+    if (this.loop) return;
+    this.waker.reset();
+    this.loop = this.forever().finally(() => {
+      this.loop = undefined;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.waker.stop();
+    await this.loop;
+  }
+
+  report(): DaemonReport {
+    const t = this.totals;
+    return { ...t, pulled: { ...t.pulled }, failedByEntity: { ...t.failedByEntity }, pushed: { ...t.pushed }, sampled: { ...t.sampled }, errors: [...t.errors] };
+  }
 }

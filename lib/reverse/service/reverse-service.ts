@@ -149,24 +149,33 @@ function checkRequest(request: TransactionRequest): TransactionRequest {
  * ```
  */
 export function createReverseService(options: ReverseServiceOptions): ReverseService {
-  const config = parseServiceOptions(options);
-  const runtimes = config.connections.map(
-    (c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, { keepFailures: config.keepFailures, keepMappings: config.keepMappings }) }),
-  );
-  const byName = new Map(runtimes.map((r) => [r.config.name, r]));
-  const mutex = new KeyedMutex();
-  const machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs };
+  return new ReverseServiceCore(parseServiceOptions(options));
+}
+
+/** The service: the connections by name and by key, each with its state, one call at a time per connection. */
+class ReverseServiceCore implements ReverseService {
+  private readonly runtimes: Runtime[];
+  private readonly byName: Map<string, Runtime>;
+  private readonly mutex = new KeyedMutex();
+  private readonly machineConfig: { leaseMs: number; transactionIdleMs: number };
+
+  constructor(private readonly config: ServiceConfig) {
+    const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
+    this.runtimes = config.connections.map((c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, keep) }));
+    this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
+    this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs };
+  }
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
-  function findByKey(key: string): Runtime | undefined {
+  private findByKey(key: string): Runtime | undefined {
     const digest = digestOf(key);
     let match: Runtime | undefined;
-    for (const r of runtimes) if (timingSafeEqual(digest, r.config.digest)) match = r;
+    for (const r of this.runtimes) if (timingSafeEqual(digest, r.config.digest)) match = r;
     return match;
   }
 
-  function byNameOrThrow(name: string): Runtime {
-    const r = byName.get(name);
+  private byNameOrThrow(name: string): Runtime {
+    const r = this.byName.get(name);
     if (!r) throw new UnknownConnectionError(name);
     return r;
   }
@@ -176,20 +185,14 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
    * no daemon call for too long expire, then saves what changed (with `extra` changes) in one batch.
    * On any failure the connection is dropped from memory, to be read back from the store.
    */
-  function withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[] }>): Promise<R> {
-    return mutex.run(r.config.name, async () => {
+  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[] }>): Promise<R> {
+    return this.mutex.run(r.config.name, async () => {
       try {
-        if (!r.loaded) {
-          try {
-            r.loaded = await r.persistence.load(machineConfig);
-          } catch (err) {
-            throw new ReverseStateError(r.config.name, 'load', { cause: err });
-          }
-        }
-        r.loaded.machine.expire(config.now());
-        const { result, extra } = await fn(r.loaded);
+        const loaded = await this.load(r);
+        loaded.machine.expire(this.config.now());
+        const { result, extra } = await fn(loaded);
         try {
-          await r.persistence.save(r.loaded, extra);
+          await r.persistence.save(loaded, extra);
         } catch (err) {
           throw new ReverseStateError(r.config.name, 'save', { cause: err });
         }
@@ -201,7 +204,16 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     });
   }
 
-  function view(r: Runtime, loaded: LoadedConnection): ConnectionStatusView {
+  private async load(r: Runtime): Promise<LoadedConnection> {
+    if (r.loaded) return r.loaded;
+    try {
+      return (r.loaded = await r.persistence.load(this.machineConfig));
+    } catch (err) {
+      throw new ReverseStateError(r.config.name, 'load', { cause: err });
+    }
+  }
+
+  private view(r: Runtime, loaded: LoadedConnection): ConnectionStatusView {
     const m = loaded.machine;
     return {
       connection: r.config.name,
@@ -211,7 +223,7 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
       strategy: m.strategy(),
       mode: m.mode(),
       cursoroffset: { ...m.cursors },
-      current: m.currentView(config.now()),
+      current: m.currentView(this.config.now()),
       queue: m.queued(),
       products: { ...m.counts.products },
       orders: { ...m.counts.orders },
@@ -222,20 +234,20 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     };
   }
 
-  async function run(r: Runtime, route: ReverseRoute, pathIds: string[], body: unknown): Promise<ReverseResponse> {
-    return withConnection(r, async (loaded) => {
+  private run(r: Runtime, route: ReverseRoute, pathIds: string[], body: unknown): Promise<ReverseResponse> {
+    return this.withConnection(r, async (loaded) => {
       let sample: SampleRecord | undefined;
       const ctx: CallContext = {
         route,
         machine: loaded.machine,
         connection: loaded,
         dialect: r.config.dialect,
-        adapter: config.adapter,
+        adapter: this.config.adapter,
         pathIds,
         body,
-        now: config.now(),
+        now: this.config.now(),
         signal: AbortSignal.timeout(60_000),
-        sampleKeep: config.sampleKeep,
+        sampleKeep: this.config.sampleKeep,
         keepSample: (s) => {
           sample = s;
         },
@@ -246,24 +258,20 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     });
   }
 
-  async function handle(request: ReverseRequest): Promise<ReverseResponse> {
-    const r = findByKey(typeof request.key === 'string' ? request.key : '');
+  async handle(request: ReverseRequest): Promise<ReverseResponse> {
+    const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
     if (!r) return NOT_FOUND;
     const method = String(request.method).toUpperCase();
     const match = matchReverseRoute(method, String(request.path));
     if (!match.ok) return match.status === 405 ? { status: 405, body: { error: `method not allowed here; use ${match.allow}` } } : NOT_FOUND;
-    let pathIds: string[] = [];
-    if (match.id !== undefined) {
-      const ids = pathIdsOf(match.id);
-      if (!ids.ok) return badRequest(ids.error);
-      pathIds = ids.ids;
-    }
+    const ids = match.id === undefined ? { ok: true as const, ids: [] } : pathIdsOf(match.id);
+    if (!ids.ok) return badRequest(ids.error);
     if (deeperThan(request.body, MAX_JSON_DEPTH)) return badRequest(`the body is nested more than ${MAX_JSON_DEPTH} levels deep`);
     try {
-      return await run(r, match.route, pathIds, request.body);
+      return await this.run(r, match.route, ids.ids, request.body);
     } catch (err) {
       try {
-        config.onError(err, { connection: r.config.name, call: `${method} {P}${match.route.path.replace(':id', '{id}')}` });
+        this.config.onError(err, { connection: r.config.name, call: `${method} {P}${match.route.path.replace(':id', '{id}')}` });
       } catch {
         // A throwing log hook must not turn a 500 into a crash.
       }
@@ -271,37 +279,46 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
     }
   }
 
-  return {
-    handle,
-    enqueue(name, request) {
-      const r = byNameOrThrow(name);
-      const checked = checkRequest(request);
-      return withConnection(r, async (loaded) => ({ result: loaded.machine.enqueue(checked) }));
-    },
-    cancel(name, transaction) {
-      const r = byNameOrThrow(name);
-      if (transaction !== undefined && !Number.isSafeInteger(transaction)) throw new InvalidOptionError('transaction', 'expected a transaction number');
-      return withConnection(r, async (loaded) => {
-        const result = loaded.machine.cancel(config.now(), transaction);
-        if (!result.ok) throw new ReverseConflictError(result.error);
-        return { result: result.value };
-      });
-    },
-    status(name) {
-      const r = byNameOrThrow(name);
-      return withConnection(r, async (loaded) => ({ result: view(r, loaded) }));
-    },
-    statuses: () => Promise.all(runtimes.map((r) => withConnection(r, async (loaded) => ({ result: view(r, loaded) })))),
-    connectionOf(ref) {
-      if (byName.has(ref)) return ref;
-      return findByKey(ref)?.config.name;
-    },
-    knows: (key) => findByKey(key) !== undefined,
-    connectionNames: () => runtimes.map((r) => r.config.name),
-    async close() {
-      await Promise.all(runtimes.map((r) => mutex.run(r.config.name, async () => undefined)));
-      if (config.ownsStateStore) await config.stateStore.close?.();
-    },
-  };
-}
+  enqueue(name: string, request: TransactionRequest): Promise<number> {
+    const r = this.byNameOrThrow(name);
+    const checked = checkRequest(request);
+    return this.withConnection(r, async (loaded) => ({ result: loaded.machine.enqueue(checked) }));
+  }
 
+  cancel(name: string, transaction?: number): Promise<number> {
+    const r = this.byNameOrThrow(name);
+    if (transaction !== undefined && !Number.isSafeInteger(transaction)) throw new InvalidOptionError('transaction', 'expected a transaction number');
+    return this.withConnection(r, async (loaded) => {
+      const result = loaded.machine.cancel(this.config.now(), transaction);
+      if (!result.ok) throw new ReverseConflictError(result.error);
+      return { result: result.value };
+    });
+  }
+
+  status(name: string): Promise<ConnectionStatusView> {
+    const r = this.byNameOrThrow(name);
+    return this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }));
+  }
+
+  statuses(): Promise<ConnectionStatusView[]> {
+    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }))));
+  }
+
+  connectionOf(ref: string): string | undefined {
+    if (this.byName.has(ref)) return ref;
+    return this.findByKey(ref)?.config.name;
+  }
+
+  knows(key: string): boolean {
+    return this.findByKey(key) !== undefined;
+  }
+
+  connectionNames(): string[] {
+    return this.runtimes.map((r) => r.config.name);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.runtimes.map((r) => this.mutex.run(r.config.name, async () => undefined)));
+    if (this.config.ownsStateStore) await this.config.stateStore.close?.();
+  }
+}
