@@ -42,7 +42,8 @@ export const command = defineCommand({
     'timeout-ms': { type: 'int', min: 1, max: 3_600_000, default: 30_000, metavar: 'MS', help: 'time-out of each call to the service' },
   },
   epilogue:
-    'Without --once it runs until Ctrl-C/SIGTERM, stops after the current item and prints the --json line of everything it did.\n' +
+    'Without --once it runs until Ctrl-C/SIGTERM, stops after the current item and prints the --json\n' +
+    'line of everything it did.\n' +
     'Exit status: 0; 1 as said under --once; 2 on a usage error.',
 });
 
