@@ -4,20 +4,26 @@
 import { InvalidOptionError } from '../errors';
 import type { FetchLike } from '../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
+import { KEY_HEADERS } from '../contract/dialects';
+import type { WebhookOperation } from '../contract/webhook-routes';
+import { operationUrls } from './client-urls';
 
 export type { FetchLike } from '../http/exchange';
 export type { RetryOptions } from '../http/retry';
 
-/** The six webhook operations. */
-export type Operation = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeOrder' | 'writeProduct';
+/** The six webhook operations (the contract's `WebhookOperation`). */
+export type Operation = WebhookOperation;
 
 /**
- * Where each operation lives. By-ID URLs may hold `{id}` (replaced by the URL-encoded id);
- * without it the id is appended as a path segment.
+ * Where each operation lives, as a connection configures it. A deployed connection has one URL per
+ * entity (`{{URI_PRODUCTS}}`, `{{URI_ORDERS}}`), possibly with a query of its own
+ * (`…/c2s.php?entity=products`): give `listProducts` and `listOrders`, and that URL also serves
+ * the entity's writes and its by-ID reads (`?id=`). By-ID URLs may hold `{id}` (replaced by the
+ * URL-encoded id, e.g. `https://shop.example/items/{id}`); without it the id is sent as `?id=`.
  */
 export interface OperationUrls {
-  listProducts: string;
-  listOrders: string;
+  listProducts?: string;
+  listOrders?: string;
   getProduct?: string;
   getOrder?: string;
   writeOrder?: string;
@@ -66,12 +72,22 @@ export interface ClientHooks {
  */
 
 export interface StoreClientOptions {
-  /** The store's base URL: operations live at `/products`, `/products/{id}`, `/orders`, … */
+  /**
+   * The store's base URL: operations live where this kit's router puts them (`/products`,
+   * `/products/{id}`, `/orders`, …: the contract's `WEBHOOK_ROUTES`). Optional when `urls` names
+   * both list URLs.
+   */
   baseUrl?: string;
-  /** Per-operation URLs (as configured in a connection); overrides `baseUrl`. */
+  /** Per-operation URLs (as configured in a connection); each one given overrides `baseUrl`'s. */
   urls?: OperationUrls;
-  /** The connection's key, sent in the `SvcKey` header only. */
+  /** The connection's key, sent in every header of `keyHeaders` and nowhere else. */
   svcKey: string;
+  /**
+   * The headers the key is sent in. Default both of the contract's `KEY_HEADERS`: `SvcKey` (the
+   * spec's) and `C2SKey` (what the deployed service sends and deployed stores read), so stores of
+   * either kind accept it.
+   */
+  keyHeaders?: readonly string[];
   /** Per-attempt limit for the whole response, headers and body (default 60,000 ms, the spec's). */
   timeoutMs?: number;
   /** Limit for one call including every retry and backoff (default: none). */
@@ -91,8 +107,9 @@ export interface StoreClientOptions {
 }
 
 export interface ClientConfig {
-  readonly urls: Required<OperationUrls>;
+  readonly urls: Readonly<Record<Operation, string>>;
   readonly svcKey: string;
+  readonly keyHeaders: readonly string[];
   readonly timeoutMs: number;
   readonly totalBudgetMs: number | undefined;
   readonly maxResponseBytes: number;
@@ -121,10 +138,22 @@ function checkUrl(name: string, v: unknown, svcKey: string): string {
     throw new InvalidOptionError(name, 'must be an http(s) URL');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidOptionError(name, 'must be an http(s) URL');
-  // Credentials in a URL end up in logs and errors: the key belongs in the SvcKey header only.
+  // Credentials in a URL end up in logs and errors: the key belongs in the key headers only.
   if (u.username || u.password) throw new InvalidOptionError(name, 'must not carry credentials');
-  if (svcKey && v.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the SvcKey header)');
+  if (svcKey && v.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the key headers)');
   return v;
+}
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function checkKeyHeaders(v: unknown): readonly string[] {
+  if (v === undefined) return KEY_HEADERS;
+  if (!Array.isArray(v) || v.length === 0 || v.some((h) => typeof h !== 'string' || !HEADER_NAME.test(h))) {
+    throw new InvalidOptionError('keyHeaders', 'must be a non-empty array of header names');
+  }
+  if (new Set(v.map((h: string) => h.toLowerCase())).size !== v.length) throw new InvalidOptionError('keyHeaders', 'must not name a header twice');
+  return [...(v as string[])];
 }
 
 export function parseClientOptions(options: StoreClientOptions): ClientConfig {
@@ -132,31 +161,9 @@ export function parseClientOptions(options: StoreClientOptions): ClientConfig {
   const { svcKey } = options;
   if (typeof svcKey !== 'string' || svcKey === '') throw new InvalidOptionError('svcKey', 'must be a non-empty string');
   if (/[\r\n]/.test(svcKey)) throw new InvalidOptionError('svcKey', 'must not contain line breaks');
-  let urls: Required<OperationUrls>;
-  if (options.urls) {
-    const u = options.urls;
-    const listProducts = checkUrl('urls.listProducts', u.listProducts, svcKey);
-    const listOrders = checkUrl('urls.listOrders', u.listOrders, svcKey);
-    const byId = (base: string) => `${base.replace(/\?.*$/, '').replace(/\/+$/, '')}/{id}`;
-    urls = {
-      listProducts,
-      listOrders,
-      getProduct: checkUrl('urls.getProduct', u.getProduct ?? byId(listProducts), svcKey),
-      getOrder: checkUrl('urls.getOrder', u.getOrder ?? byId(listOrders), svcKey),
-      writeOrder: checkUrl('urls.writeOrder', u.writeOrder ?? listOrders, svcKey),
-      writeProduct: checkUrl('urls.writeProduct', u.writeProduct ?? listProducts, svcKey),
-    };
-  } else {
-    const base = checkUrl('baseUrl', options.baseUrl, svcKey).replace(/\/+$/, '');
-    urls = {
-      listProducts: `${base}/products`,
-      listOrders: `${base}/orders`,
-      getProduct: `${base}/products/{id}`,
-      getOrder: `${base}/orders/{id}`,
-      writeOrder: `${base}/orders`,
-      writeProduct: `${base}/products`,
-    };
-  }
+  if (options.urls !== undefined && (typeof options.urls !== 'object' || options.urls === null)) throw new InvalidOptionError('urls', 'must be an object of URLs by operation');
+  const baseUrl = options.baseUrl === undefined ? undefined : checkUrl('baseUrl', options.baseUrl, svcKey);
+  const urls = operationUrls(baseUrl, options.urls ?? {}, (name, url) => checkUrl(name, url, svcKey));
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new InvalidOptionError('fetch', 'must be a function');
   const hooks = options.hooks ?? {};
   for (const k of ['beforeRequest', 'afterResponse', 'beforeRetry'] as const) {
@@ -168,6 +175,7 @@ export function parseClientOptions(options: StoreClientOptions): ClientConfig {
   return {
     urls,
     svcKey,
+    keyHeaders: checkKeyHeaders(options.keyHeaders),
     timeoutMs: positiveInt('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS)!,
     totalBudgetMs: positiveInt('totalBudgetMs', options.totalBudgetMs, undefined),
     maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES)!,

@@ -12,7 +12,8 @@ import type { SortOrder } from '../contract/messages';
 import { INTERFACE_LIMITS } from '../contract/limits';
 import { createStoreClient, type StoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
-import type { InvalidItem, WalkSummary } from '../client/catalog-walk';
+import type { WalkSummary } from '../client/catalog-walk';
+import type { InvalidItem } from '../client/store-reply';
 import { StoreResponseTooLargeError, StoreTimeoutError } from '../client/client-errors';
 import { redact } from '../client/client-transport';
 
