@@ -257,16 +257,22 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   }
 
   /**
-   * Continues an offset walk whose page at `offset` is `page`. Ends on an empty page, or at a known
-   * `itemsTotal` after a short page; after a full page at `itemsTotal` one more request confirms
-   * the end (a store whose `itemsTotal` is too low would otherwise lose its tail). A placeholder
-   * total never ends it: only an empty page does.
+   * Continues an offset walk whose page at `offset` is `page`. Ends on an empty page; at a known
+   * `itemsTotal` after a short page (after a full page at `itemsTotal` one more request confirms
+   * the end: a store whose `itemsTotal` is too low would otherwise lose its tail); or, after a
+   * short page, on a page that holds only items already received (a store that rounds the offset
+   * down to its own page size answers its last page again). A placeholder total never ends it.
    */
   private async *offsetContinue(page: ListPage<ItemOf<E>>, offset: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
     const concurrency = this.options.concurrency ?? 1;
     // The widest page seen, not the page size asked for: a store may ignore `limit`.
     let widest = 0;
+    let afterShort = false;
     for (;;) {
+      if (afterShort && this.allSeen(page)) {
+        yield this.repeatedEnd(page);
+        return this.finish(this.baseOffset + this.summary.items + this.summary.invalid);
+      }
       widest = Math.max(widest, received(page));
       const position = this.startOfPage(page, offset) + received(page);
       const total = page.paging.itemsTotal;
@@ -278,12 +284,29 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       yield accepted;
       if (done) return this.finish(this.baseOffset + this.summary.items + this.summary.invalid);
       this.checkRepeats(nothingNew);
+      afterShort = received(page) < widest;
       offset = position;
       if (concurrency > 1 && page.totalKnown && position < total) {
         offset = yield* this.parallelRanges(position, total, widest, concurrency, signal);
       }
       page = await this.fetchPage({ offset }, signal);
     }
+  }
+
+  /** Whether every entry of a page (no invalid one among them) was received before. */
+  private allSeen(page: ListPage<ItemOf<E>>): boolean {
+    if (page.invalid.length > 0 || received(page) === 0) return false;
+    return page.items.every((x) => this.seen.has(x._id)) && page.stubs.every((x) => this.seen.has(x._id));
+  }
+
+  /** The last page answered again: it ends the walk, adds nothing and is no duplicate, but what was read in it counts. */
+  private repeatedEnd(page: ListPage<ItemOf<E>>): WalkPage<ItemOf<E>> {
+    const s = this.summary;
+    s.pages++;
+    s.maxPageBytes = Math.max(s.maxPageBytes, page.bytes);
+    s.maxPageMs = Math.max(s.maxPageMs, page.durationMs);
+    addNormalisations(s.normalisations, page.normalisations);
+    return { ...page, items: [], stubs: [], invalid: [], fresh: [], freshStubs: [], position: undefined, anomalies: [] };
   }
 
   /**

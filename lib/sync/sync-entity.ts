@@ -96,7 +96,8 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
   const results = items.length > 0 ? await store.upsertMany(items, { lastUpdated: 'keep', now: ctx.now(), signal }) : [];
   // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
   const p: EntityProgress = { ...run.progress[entity], normalised: { ...run.progress[entity].normalised } };
-  p.seen += part.items.length + part.stubs.length;
+  // A stub whose item could not be read is counted invalid, not seen.
+  p.seen += part.items.length + part.stubs.length - fetched.failed.length;
   p.stubs += part.stubs.length;
   p.fetchedById += fetched.items.length + fetched.failed.length;
   p.unchanged += fetched.current;

@@ -26,6 +26,10 @@ export interface FakeStoreOptions {
   key?: string;
   pageSize?: number;
   pagination?: 'offset' | 'cursor';
+  /** `stubs`: lists carry only `{_id, last_updated}` (orders also `orderid`), the deployed ids-only mode. */
+  listing?: 'full' | 'stubs';
+  /** How `GET /products?id=X` answers: the bare item (default, the deployed form), `{product}`, or a one-item list. */
+  byIdForm?: 'bare' | 'envelope' | 'list';
   /** Return true when the request was handled here (answered, left hanging, or destroyed). */
   intercept?: (ctx: RequestContext) => boolean | void;
   transform?: (body: { paging: Record<string, unknown>; [entity: string]: unknown }, ctx: RequestContext) => unknown;
@@ -118,6 +122,13 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
       });
       return;
     }
+    const byId = url.searchParams.get('id');
+    if (byId !== null) {
+      const item = store.get(byId);
+      if (!item) return json(res, 404, { error: 'unknown id' });
+      const form = options.byIdForm ?? 'bare';
+      return json(res, 200, form === 'bare' ? item : form === 'list' ? [item] : { [entity === 'products' ? 'product' : 'order']: item });
+    }
     const sortorder = url.searchParams.get('sortorder');
     if (sortorder !== 'asc' && sortorder !== 'desc') return json(res, 400, { error: 'sortorder must be asc or desc' });
     if (!/^\d+$/.test(url.searchParams.get('jobid') ?? '')) return json(res, 400, { error: 'jobid must be an integer' });
@@ -139,7 +150,8 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     const paging: Record<string, unknown> = { pageSize: items.length, itemsTotal: all.length };
     if (!cursorMode) paging.offset = position;
     if (cursorMode && end < all.length) paging.next = encodeCursor(end);
-    let body: unknown = { paging, [entity]: items };
+    const listed = options.listing === 'stubs' ? items.map((x) => ({ _id: x._id, ...('orderid' in x && x.orderid !== undefined ? { orderid: x.orderid } : {}), last_updated: x.last_updated })) : items;
+    let body: unknown = { paging, [entity]: listed };
     if (options.transform) body = options.transform(body as { paging: Record<string, unknown> }, ctx);
     json(res, 200, body);
   });
