@@ -114,7 +114,7 @@ export function replyJson(res: HttpResponse, ctx: StoreErrorContext, counts?: No
   } catch {
     const text = excerpt(res.text);
     if (REFUSED_KEY_TEXT.test(text)) {
-      throw new StoreAuthError(ctx, `the store refused the key: it answered HTTP ${res.status} with the text "${text}" (deployed PHP stores refuse a key so)`);
+      throw new StoreAuthError(ctx, `the store refused the key: it answered with the text "${text}" instead of JSON (deployed PHP stores refuse a key so, at HTTP 200)`);
     }
     throw new StoreContractError(ctx, text === '' ? 'the body is empty, not JSON' : `the body is not JSON: "${text}"`);
   }

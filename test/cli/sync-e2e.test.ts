@@ -41,16 +41,20 @@ test('sync --json pulls all 5,000 products and their 1,250 orders', async () => 
   const r = await runCli(['sync', url, '--key', KEY, '--json']);
   expect(r.code).toBe(0);
   const report = JSON.parse(lastLine(r.stdout));
-  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs']);
+  // DESIGN.md's members first, in its order; then the added ones.
+  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs', 'normalisations']);
+  expect(Object.keys(report.products).slice(0, 3)).toEqual(['count', 'duplicates', 'invalid']);
   expect(report).toEqual({
     ok: true,
-    products: { count: 5000, duplicates: 0, invalid: 0 },
-    orders: { count: 1250, duplicates: 0, invalid: 0 },
+    products: { count: 5000, duplicates: 0, invalid: 0, normalised: 0, fetchedById: 0 },
+    orders: { count: 1250, duplicates: 0, invalid: 0, normalised: 0, fetchedById: 0 },
     // 100 per page: 50 product pages and 13 order pages.
     requests: 63,
     retries: 0,
     durationMs: expect.any(Number),
+    normalisations: {},
   });
+  expect(r.stderr).not.toMatch(/warning/);
   expect(r.stdout + r.stderr).not.toContain(KEY);
 }, 60_000);
 
@@ -76,7 +80,7 @@ test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures
   const s = await runCli(['sync', url, '--key', 'wrong-key-123456', '--json']);
   expect(s.code).toBe(1);
   expect(JSON.parse(lastLine(s.stdout)).ok).toBe(false);
-  expect(s.stderr).toMatch(/refused the SvcKey/);
+  expect(s.stderr).toMatch(/the store refused the key \(HTTP 401\)/);
   const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
   expect(c.code).toBe(1);
   expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);

@@ -31,7 +31,7 @@ describe('list replies', () => {
     for (const text of ['401 Unauthorized', '401 Unauthorized in this example', 'Unauthorized']) {
       const err = await clientOf(() => ({ body: text, type: 'text/html' })).listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreAuthError);
-      expect((err as Error).message).toContain(`it answered HTTP 200 with the text "${text}"`);
+      expect((err as Error).message).toContain(`it answered with the text "${text}" instead of JSON`);
     }
     const other = await clientOf(() => ({ body: 'not supported', type: 'text/html' })).listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e);
     expect(other).toBeInstanceOf(StoreContractError);

@@ -12,6 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NormalisationCountKind, NormalisationCounts } from '../../lib/client/store-reply';
 import type { Entity } from '../../lib/contract/webhook';
+import { isRawJson, type StoreAdapter } from '../../lib/adapter';
 
 export interface EmulatorRequest {
   readonly method: string;
@@ -127,4 +128,13 @@ export interface StoreEmulator {
   readonly tally: Tally;
   readonly server: RunningEmulator;
   close(): Promise<void>;
+}
+
+/** Items sorted by `_id`, for comparing contents. */
+export const byId = (items: readonly object[]): object[] => [...items].sort((a, b) => ((a as { _id: string })._id < (b as { _id: string })._id ? -1 : 1));
+
+/** Everything a sink holds of an entity, as plain objects sorted by `_id`. */
+export async function sinkContents(sink: StoreAdapter, entity: Entity): Promise<object[]> {
+  const items = await sink[entity].list({ sortorder: 'asc', limit: 100_000, signal: new AbortController().signal });
+  return byId(items.map((x) => (isRawJson(x) ? (JSON.parse(x.json) as object) : x)));
 }

@@ -1,9 +1,11 @@
 /**
- * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`
+ * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`, or with one URL per entity
+ * `storebridge sync --products-url U --orders-url U --key K …` (a deployed connection's
+ * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query).
  *
- * Pulls every product and order from the store at URL (`URL/products`, `URL/orders`) into a sink
- * adapter. With `--json` the last stdout line is the report DESIGN.md fixes. The key may come
- * from `STOREBRIDGE_KEY`; it is never printed.
+ * Pulls every product and order from the store into a sink adapter. With `--json` the last stdout
+ * line is the report DESIGN.md fixes (with added members only). The key may come from
+ * `STOREBRIDGE_KEY`; it is never printed.
  */
 import { parseArgs } from 'node:util';
 import { firstProblem, intArg, missingSecret, secretArg } from '../args';
@@ -12,14 +14,23 @@ import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
 import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
+import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
+import type { OperationUrls } from '../../client/client-options';
 import type { Entity } from '../../contract/webhook';
 
 export const HELP = `usage: storebridge sync URL --key K [options]
+       storebridge sync --products-url U --orders-url U --key K [options]
 
-Pulls every product and order from the store at URL (URL/products, URL/orders) into a sink.
+Pulls every product and order from the store at URL (URL/products, URL/orders), or from the
+connection's URL per entity, into a sink.
 
 options:
-  --key K              the connection's SvcKey (or set STOREBRIDGE_KEY); never printed
+  --key K              the connection's key (or set STOREBRIDGE_KEY); never printed
+  --products-url U     the products URL of a connection configured per entity ({{URI_PRODUCTS}});
+                       it may carry its own query (…/c2s.php?entity=products); by-ID reads use ?id=
+  --orders-url U       the orders URL, the same way ({{URI_ORDERS}})
+  --key-headers H,…    the headers the key is sent in (default SvcKey,C2SKey: stores of the spec
+                       read SvcKey, deployed Click2Sync stores read C2SKey)
   --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
   --json               print the run report as one JSON line, last on stdout
   --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
@@ -32,12 +43,19 @@ options:
   --concurrency N      parallel offset pages once itemsTotal is known (default 1)
   --timeout MS         per-request time limit (default 60000, the spec's)
   --retries N          retries per request on network errors, timeouts, 5xx, 429 (default 3)
+  --by-id-concurrency N  by-ID reads at once when a store lists ids only (default 8)
   -h, --help           this text
+
+What the reader had to normalise (numbers sent as strings, epoch-ms dates, next: "", placeholder
+totals, …) is printed as warnings on stderr and counted in the report; it does not fail the run.
 
 Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`;
 
 interface SyncArgs {
-  url: string;
+  /** The base URL and/or the per-entity list URLs. */
+  baseUrl?: string;
+  urls: OperationUrls;
+  keyHeaders?: string[];
   key: string;
   into: string;
   json: boolean;
@@ -49,6 +67,47 @@ interface SyncArgs {
   concurrency: number;
   timeoutMs: number;
   retries: number;
+  byIdConcurrency: number;
+}
+
+/** A URL the command accepts: http(s), no credentials. Its host, or a usage message. */
+function hostOf(url: string, flag: string): { host: string } | string {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${flag} must be an http(s) URL`;
+    if (u.username || u.password) return `${flag} must not carry credentials; pass the key with --key`;
+    return { host: u.host };
+  } catch {
+    return `${flag}: "${url}" is not a URL`;
+  }
+}
+
+/** Where the store is: a base URL and/or a URL per entity. Each entity needs one of the two. */
+export function storeLocation(positionals: readonly string[], productsUrl: string | undefined, ordersUrl: string | undefined): { baseUrl?: string; urls: OperationUrls; host: string } | string {
+  if (positionals.length > 1) return 'at most one store URL';
+  const baseUrl = positionals[0];
+  if (baseUrl === undefined && (productsUrl === undefined || ordersUrl === undefined)) {
+    return 'a store URL is required, or both --products-url and --orders-url';
+  }
+  let host: string | undefined;
+  for (const [url, flag] of [[baseUrl, 'the URL'], [productsUrl, '--products-url'], [ordersUrl, '--orders-url']] as const) {
+    if (url === undefined) continue;
+    const h = hostOf(url, flag);
+    if (typeof h === 'string') return h;
+    host ??= h.host;
+  }
+  const urls: OperationUrls = {};
+  if (productsUrl !== undefined) urls.listProducts = productsUrl;
+  if (ordersUrl !== undefined) urls.listOrders = ordersUrl;
+  return { baseUrl, urls, host: host! };
+}
+
+/** `--key-headers SvcKey,C2SKey`: names, or a usage message. */
+export function keyHeadersArg(text: string | undefined): string[] | undefined | { error: string } {
+  if (text === undefined) return undefined;
+  const names = text.split(',').map((h) => h.trim());
+  if (names.some((h) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h))) return { error: '--key-headers must be a comma-separated list of header names' };
+  return names;
 }
 
 function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
@@ -61,6 +120,10 @@ function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
       allowPositionals: true,
       options: {
         key: { type: 'string' },
+        'products-url': { type: 'string' },
+        'orders-url': { type: 'string' },
+        'key-headers': { type: 'string' },
+        'by-id-concurrency': { type: 'string' },
         into: { type: 'string' },
         json: { type: 'boolean' },
         state: { type: 'string' },
@@ -76,41 +139,38 @@ function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
   } catch (err) {
     return (err as Error).message;
   }
-  if (positionals.length !== 1) return 'exactly one store URL is required';
-  const url = positionals[0];
-  let host: string;
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'the URL must be http(s)';
-    if (u.username || u.password) return 'the URL must not carry credentials; pass the key with --key';
-    host = u.host;
-  } catch {
-    return `"${url}" is not a URL`;
-  }
+  const where = storeLocation(positionals, values['products-url'], values['orders-url']);
+  if (typeof where === 'string') return where;
+  const keyHeaders = keyHeadersArg(values['key-headers']);
+  if (keyHeaders && !Array.isArray(keyHeaders)) return keyHeaders.error;
   const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
   if (!key) return missingSecret('--key K', 'STOREBRIDGE_KEY');
   const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
   const concurrency = intArg('concurrency', values.concurrency, { min: 1, max: 64, fallback: 1 });
   const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
   const retries = intArg('retries', values.retries, { min: 0, max: 100, fallback: 3 });
-  const problem = firstProblem([pageSize, concurrency, timeoutMs, retries]);
+  const byIdConcurrency = intArg('by-id-concurrency', values['by-id-concurrency'], { min: 1, max: 64, fallback: 8 });
+  const problem = firstProblem([pageSize, concurrency, timeoutMs, retries, byIdConcurrency]);
   if (problem) return problem;
   const strategy = values.strategy ?? 'auto';
   if (strategy !== 'auto' && strategy !== 'offset' && strategy !== 'cursor') return '--strategy must be auto, offset or cursor';
   if (values.incremental && !values.state) return '--incremental needs --state FILE (the high water of the last run is kept there)';
   return {
-    url,
+    baseUrl: where.baseUrl,
+    urls: where.urls,
+    keyHeaders,
     key,
     into: values.into ?? 'memory',
     json: Boolean(values.json),
     state: values.state,
-    connection: values.connection ?? host,
+    connection: values.connection ?? where.host,
     incremental: Boolean(values.incremental),
     strategy,
     pageSize: pageSize as number,
     concurrency: concurrency as number,
     timeoutMs: timeoutMs as number,
     retries: retries as number,
+    byIdConcurrency: byIdConcurrency as number,
   };
 }
 
@@ -152,12 +212,25 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
 }
 
 const entityLine = (entity: Entity, r: EntityReport) =>
-  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''})`;
+  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''})`;
 
-/** The exact `--json` line of DESIGN.md's CLI contract. */
+/**
+ * The `--json` line of DESIGN.md's CLI contract, its members first and in its order; then the
+ * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
+ * normalisations of both entities by kind.
+ */
 export function jsonLine(report: SyncReport): string {
-  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs });
+  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: totalNormalisations(r.normalised), fetchedById: r.fetchedById });
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalised });
+}
+
+/** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
+export function normalisationWarnings(report: SyncReport): string[] {
+  const line = (entity: Entity, counts: NormalisationCounts) => {
+    const kinds = Object.entries(counts).sort(([, a], [, b]) => (b ?? 0) - (a ?? 0));
+    return `warning: ${entity}: ${totalNormalisations(counts)} normalised (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); see docs/client.md "The tolerant reader"`;
+  };
+  return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalised) > 0).map((e) => line(e, report[e].normalised));
 }
 
 export async function run(args: string[], io: CliIO): Promise<number> {
@@ -173,7 +246,9 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   let client;
   try {
     client = createStoreClient({
-      baseUrl: parsed.url,
+      baseUrl: parsed.baseUrl,
+      urls: parsed.urls,
+      keyHeaders: parsed.keyHeaders,
       svcKey: parsed.key,
       timeoutMs: parsed.timeoutMs,
       retry: parsed.retries,
@@ -206,6 +281,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       mode: parsed.incremental ? 'incremental' : 'full',
       strategy: parsed.strategy,
       concurrency: parsed.concurrency,
+      byIdConcurrency: parsed.byIdConcurrency,
       signal: controller.signal,
       onEvent: (e) => bar?.update(e),
     });
@@ -215,6 +291,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   }
   for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
   for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  for (const w of normalisationWarnings(report)) io.err(w);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
   if (parsed.json) io.out(jsonLine(report));
   else {
