@@ -66,10 +66,11 @@ test('sync takes the key from STOREBRIDGE_KEY and prints a human summary', async
   expect(r.stdout + r.stderr).not.toContain(KEY);
 }, 60_000);
 
-test('check --json passes every check on the served store, writes included', async () => {
+test('check --json passes every must check on the served store, writes included; each check carries its level', async () => {
   const r = await runCli(['check', url, '--key', KEY, '--json', '--writes']);
-  const report = JSON.parse(lastLine(r.stdout)) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
-  expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+  const report = JSON.parse(lastLine(r.stdout)) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string; level: string }> };
+  expect(report.checks.filter((c) => !c.ok && c.level === 'must')).toEqual([]);
+  expect(report.checks.every((c) => Object.keys(c).join() === 'name,ok,detail,level')).toBe(true);
   expect(report.ok).toBe(true);
   expect(r.code).toBe(0);
   expect(report.checks.map((c) => c.name)).toContain('orders.write-round-trip');
@@ -84,14 +85,15 @@ test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures
   const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
   expect(c.code).toBe(1);
   expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);
-  expect(c.stdout).toMatch(/^36 checks, 32 failed$/m);
+  expect(c.stdout).toMatch(/^42 checks, 18 failed$/m);
   expect(c.stdout).toMatch(/refused the key \(HTTP 401\) on most requests/);
 });
 
 test('check against a store that is not there: every check fails, and the summary says the store could not be reached', async () => {
   const c = await runCli(['check', 'http://127.0.0.1:1', '--key', KEY]);
   expect(c.code).toBe(1);
-  expect(c.stdout).toMatch(/^36 checks, 36 failed$/m);
+  expect(c.stdout).toMatch(/^42 checks, 22 failed$/m);
+  expect(c.stdout).toMatch(/^20 warnings \(should\); --strict makes them fail$/m);
   expect(c.stdout).toMatch(/The store could not be reached/);
   expect(c.stdout + c.stderr).not.toContain(KEY);
 });

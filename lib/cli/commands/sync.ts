@@ -16,6 +16,7 @@ import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/check
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { OperationUrls } from '../../client/client-options';
+import { KEY_HEADERS_HELP, keyHeadersArg, STORE_FLAG_OPTIONS, STORE_URLS_HELP, storeLocation } from './store-flags';
 import type { Entity } from '../../contract/webhook';
 
 export const HELP = `usage: storebridge sync URL --key K [options]
@@ -26,11 +27,8 @@ connection's URL per entity, into a sink.
 
 options:
   --key K              the connection's key (or set STOREBRIDGE_KEY); never printed
-  --products-url U     the products URL of a connection configured per entity ({{URI_PRODUCTS}});
-                       it may carry its own query (…/c2s.php?entity=products); by-ID reads use ?id=
-  --orders-url U       the orders URL, the same way ({{URI_ORDERS}})
-  --key-headers H,…    the headers the key is sent in (default SvcKey,C2SKey: stores of the spec
-                       read SvcKey, deployed Click2Sync stores read C2SKey)
+${STORE_URLS_HELP}
+${KEY_HEADERS_HELP}
   --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
   --json               print the run report as one JSON line, last on stdout
   --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
@@ -70,46 +68,6 @@ interface SyncArgs {
   byIdConcurrency: number;
 }
 
-/** A URL the command accepts: http(s), no credentials. Its host, or a usage message. */
-function hostOf(url: string, flag: string): { host: string } | string {
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${flag} must be an http(s) URL`;
-    if (u.username || u.password) return `${flag} must not carry credentials; pass the key with --key`;
-    return { host: u.host };
-  } catch {
-    return `${flag}: "${url}" is not a URL`;
-  }
-}
-
-/** Where the store is: a base URL and/or a URL per entity. Each entity needs one of the two. */
-export function storeLocation(positionals: readonly string[], productsUrl: string | undefined, ordersUrl: string | undefined): { baseUrl?: string; urls: OperationUrls; host: string } | string {
-  if (positionals.length > 1) return 'at most one store URL';
-  const baseUrl = positionals[0];
-  if (baseUrl === undefined && (productsUrl === undefined || ordersUrl === undefined)) {
-    return 'a store URL is required, or both --products-url and --orders-url';
-  }
-  let host: string | undefined;
-  for (const [url, flag] of [[baseUrl, 'the URL'], [productsUrl, '--products-url'], [ordersUrl, '--orders-url']] as const) {
-    if (url === undefined) continue;
-    const h = hostOf(url, flag);
-    if (typeof h === 'string') return h;
-    host ??= h.host;
-  }
-  const urls: OperationUrls = {};
-  if (productsUrl !== undefined) urls.listProducts = productsUrl;
-  if (ordersUrl !== undefined) urls.listOrders = ordersUrl;
-  return { baseUrl, urls, host: host! };
-}
-
-/** `--key-headers SvcKey,C2SKey`: names, or a usage message. */
-export function keyHeadersArg(text: string | undefined): string[] | undefined | { error: string } {
-  if (text === undefined) return undefined;
-  const names = text.split(',').map((h) => h.trim());
-  if (names.some((h) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h))) return { error: '--key-headers must be a comma-separated list of header names' };
-  return names;
-}
-
 function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
   let values;
   let positionals;
@@ -120,9 +78,7 @@ function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
       allowPositionals: true,
       options: {
         key: { type: 'string' },
-        'products-url': { type: 'string' },
-        'orders-url': { type: 'string' },
-        'key-headers': { type: 'string' },
+        ...STORE_FLAG_OPTIONS,
         'by-id-concurrency': { type: 'string' },
         into: { type: 'string' },
         json: { type: 'boolean' },
