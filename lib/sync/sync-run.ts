@@ -49,7 +49,18 @@ export interface SyncReport {
   /** Both entities' normalisations, by kind: what the tolerant reader changed, each one a warning. */
   normalised: NormalisationCounts;
   /** Why the run stopped early; its checkpoint is kept, the next run resumes from it. */
-  error?: { name: string; code?: string; message: string };
+  error?: RunError;
+}
+
+/** Why a run stopped early: the error's name, code and message (never the key), and what a retry policy needs. */
+export interface RunError {
+  name: string;
+  code?: string;
+  message: string;
+  /** The store's HTTP status, when the store answered. */
+  status?: number;
+  /** False when another attempt cannot help (an untrusted certificate, a refused port). */
+  retryable?: boolean;
 }
 
 export type SyncEvent =
@@ -83,12 +94,16 @@ export interface SyncRunOptions {
 
 const running = new WeakMap<CheckpointStore, Set<string>>();
 
-function errorSummary(err: unknown): { name: string; code?: string; message: string } {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return { name: err.name, code: typeof code === 'string' ? code : undefined, message: err.message };
-  }
-  return { name: 'Error', message: String(err) };
+function errorSummary(err: unknown): RunError {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const { code, status, retryable } = err as { code?: unknown; status?: unknown; retryable?: unknown };
+  return {
+    name: err.name,
+    code: typeof code === 'string' ? code : undefined,
+    message: err.message,
+    ...(typeof status === 'number' ? { status } : {}),
+    ...(typeof retryable === 'boolean' ? { retryable } : {}),
+  };
 }
 
 function checkOptions(o: SyncRunOptions): void {
