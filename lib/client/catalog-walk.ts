@@ -242,7 +242,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
         this.note({ kind: 'cursor-loop', next: following }, []);
         throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `the store returned the same next cursor twice; stopped after ${this.summary.pages} pages`);
       }
-      emptyRun = page.items.length === 0 ? emptyRun + 1 : 0;
+      emptyRun = received(page) === 0 ? emptyRun + 1 : 0;
       if (emptyRun >= MAX_EMPTY_CURSOR_PAGES) {
         throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `${emptyRun} empty pages in a row, each with a new next cursor; stopped`);
       }

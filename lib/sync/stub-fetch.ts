@@ -5,14 +5,18 @@
  * changed, or without `last_updated`) is fetched by ID. A stub is never stored as the item.
  */
 import type { Entity, ItemOf } from '../contract/webhook';
+import { AdapterError } from '../errors';
+import { compareKeys, type SortKey } from '../adapter';
 import { StoreContractError, StoreNotFoundError } from '../client/client-errors';
 import { addNormalisations, type InvalidItem, type ItemStub, type NormalisationCounts } from '../client/store-reply';
 import type { RunContext } from './sync-run-context';
 
 /** By-ID reads in flight at once per run, by default. */
 export const DEFAULT_BY_ID_CONCURRENCY = 8;
-/** Sink look-ups in flight at once. */
-const LOOKUP_CONCURRENCY = 16;
+/** Sink look-ups by id in flight at once (when a range scan does not fit). */
+const LOOKUP_CONCURRENCY = 8;
+/** Rows a range-scan page reads beyond the stubs' count (items the store has moved on since). */
+const RANGE_SLACK = 16;
 
 export interface StubResolution<T> {
   /** The items fetched by ID (valid), to write. */
@@ -38,11 +42,63 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
+/**
+ * The `last_updated` the sink holds for an item, or `undefined`. Read from the adapter itself, not
+ * through the guard: only this one number is used, and an item the sink holds wrongly is simply
+ * fetched again.
+ */
+async function heldLastUpdated(ctx: RunContext, entity: Entity, id: string, signal: AbortSignal): Promise<unknown> {
+  try {
+    const held: unknown = await ctx.sink.inner[entity].get(id, { signal });
+    return held && typeof held === 'object' ? (held as { last_updated?: unknown }).last_updated : undefined;
+  } catch (err) {
+    if (signal.aborted) throw signal.reason ?? err;
+    throw new AdapterError(`${entity}.get`, { cause: err });
+  }
+}
+
+/**
+ * The sink's `_id → last_updated` for every item whose sort key lies between the stubs' lowest and
+ * highest keys: one keyset scan of the sink (its list, which for the bundled adapters never parses
+ * an item) instead of one read per stub. A stub is current exactly when the sink holds its id at
+ * its key, and that key is in the range. `undefined` when the range holds far more items than the
+ * stubs (a store that does not sort its list): then each stub is looked up by id.
+ */
+async function heldInRange(ctx: RunContext, entity: Entity, keyed: readonly Required<Pick<ItemStub, '_id' | 'last_updated'>>[], signal: AbortSignal): Promise<Map<string, number> | undefined> {
+  let lo = keyed[0];
+  let hi = keyed[0];
+  for (const k of keyed) {
+    if (compareKeys(k, lo) < 0) lo = k;
+    if (compareKeys(k, hi) > 0) hi = k;
+  }
+  const store = ctx.sink.entity(entity);
+  const budget = 4 * keyed.length + 1_000;
+  // About as many rows as stubs: the sink's list reads whole items, so a wider page costs.
+  const limit = keyed.length + RANGE_SLACK;
+  const held = new Map<string, number>();
+  // Ids are never empty: (lo.last_updated, '') is just before every key at lo.last_updated.
+  let after: SortKey = { last_updated: lo.last_updated, _id: '' };
+  for (;;) {
+    const rows = await store.list({ sortorder: 'asc', limit, after, signal });
+    for (const r of rows) {
+      if (compareKeys(r, hi) > 0) return held;
+      held.set(r._id, r.last_updated);
+    }
+    if (rows.length < limit) return held;
+    if (held.size > budget) return undefined;
+    after = rows[rows.length - 1];
+  }
+}
+
 /** Which stubs need their item: new to the sink, changed, or without a `last_updated` to compare. */
 async function staleStubs(ctx: RunContext, entity: Entity, stubs: readonly ItemStub[], signal: AbortSignal): Promise<ItemStub[]> {
-  const store = ctx.sink.entity(entity);
-  const held = await mapLimit(stubs, LOOKUP_CONCURRENCY, (s) => (s.last_updated === undefined ? Promise.resolve(undefined) : store.get(s._id, { signal })));
-  return stubs.filter((s, i) => s.last_updated === undefined || held[i]?.last_updated !== s.last_updated);
+  const keyed = stubs.filter((s): s is ItemStub & { last_updated: number } => s.last_updated !== undefined);
+  let held: ReadonlyMap<string, unknown> | undefined = keyed.length > 0 ? await heldInRange(ctx, entity, keyed, signal) : new Map();
+  if (!held) {
+    const found = await mapLimit(keyed, LOOKUP_CONCURRENCY, (s) => heldLastUpdated(ctx, entity, s._id, signal));
+    held = new Map(keyed.map((s, i) => [s._id, found[i]]));
+  }
+  return stubs.filter((s) => s.last_updated === undefined || held.get(s._id) !== s.last_updated);
 }
 
 /**

@@ -9,6 +9,9 @@ import { createMemoryAdapter } from '../../adapters/memory';
 import { MemoryCheckpointStore, runSync, type SyncReport } from '../../lib/sync';
 import { demoOrder, demoProduct } from '../../lib/demo';
 import { isRawJson, type StoreAdapter } from '../../lib/adapter';
+import { guardAdapter } from '../../lib/adapter-guard';
+import { RunContext } from '../../lib/sync/sync-run-context';
+import { resolveStubs } from '../../lib/sync/stub-fetch';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { startFakeStore, type FakeStore } from '../client/fake-store';
 
@@ -39,6 +42,19 @@ test('a stub list is synced by ID, and a stub is never stored as the item', asyn
   }
 });
 
+test('a cursor-paged stub list longer than ten pages is walked to its end (stub pages are not empty pages)', async () => {
+  const products = Array.from({ length: 40 }, (_, i) => demoProduct(i));
+  const store = await startFakeStore({ products, key: KEY, listing: 'stubs', pagination: 'cursor', pageSize: 3 });
+  try {
+    const sink = createMemoryAdapter();
+    const report = await runSync({ connectionId: 's', client: clientOf(store, true), sink, checkpoints: new MemoryCheckpointStore(), entities: ['products'] });
+    expect(report.error).toBeUndefined();
+    expect(report.products).toMatchObject({ count: 40, stubs: 40, fetchedById: 40 });
+  } finally {
+    await store.close();
+  }
+});
+
 test('a by-ID read that answers 404 quarantines that item; a stub without last_updated is always fetched', async () => {
   const products = Array.from({ length: 5 }, (_, i) => demoProduct(i));
   const store = await startFakeStore({
@@ -60,6 +76,29 @@ test('a by-ID read that answers 404 quarantines that item; a stub without last_u
   } finally {
     await store.close();
   }
+});
+
+test('stubs far apart in key order (a store that does not sort) are looked up one by one, with the same answer', async () => {
+  const products = Array.from({ length: 1500 }, (_, i) => ({ ...demoProduct(i), last_updated: 1_000 + i }));
+  const sink = createMemoryAdapter({ products });
+  const fetched: string[] = [];
+  const client = createStoreClient({
+    urls: { listProducts: 'http://store.invalid/p', listOrders: 'http://store.invalid/o' },
+    svcKey: KEY,
+    fetch: async (url) => {
+      const id = new URL(url).searchParams.get('id')!;
+      fetched.push(id);
+      return new Response(JSON.stringify({ ...products.find((p) => p._id === id), last_updated: 9_999 }));
+    },
+  });
+  const ctx = await RunContext.open({ connectionId: 'x', client, sink, checkpoints: new MemoryCheckpointStore() }, guardAdapter(sink));
+  const stub = (i: number, last_updated = 1_000 + i) => ({ _id: products[i]._id, last_updated, index: 0 });
+  // Current at both ends of the catalog: nothing fetched, though the range between holds 1,500 items.
+  expect((await resolveStubs(ctx, 'products', [stub(0), stub(1499)], new AbortController().signal)).current).toBe(2);
+  // One changed, one new, one without last_updated: those three fetched.
+  const r = await resolveStubs(ctx, 'products', [stub(1499), stub(3, 9_999), { _id: 'new-one', last_updated: 5, index: 2 }, { _id: products[7]._id, index: 3 }], new AbortController().signal);
+  expect(fetched.sort()).toEqual(['new-one', products[3]._id, products[7]._id].sort());
+  expect([r.current, r.items.length, r.failed.length]).toEqual([1, 2, 1]);
 });
 
 interface Change {
