@@ -79,3 +79,18 @@ test('usage: both per-entity URLs, or a base URL; URLs must be http(s) without c
   expect(await usage('http://u:p@a.example')).toEqual([2, 'storebridge sync: the URL must not carry credentials; pass the key with --key']);
   expect(await usage('http://a.example', '--key-headers', 'Svc Key')).toEqual([2, 'storebridge sync: --key-headers must be a comma-separated list of header names']);
 });
+
+test('the key from --key-file (preferred: not in ps), unknown flags refused with the help', async () => {
+  const store = await startMagentoStore();
+  try {
+    const keyFile = path.join(dir, 'key');
+    fs.writeFileSync(keyFile, `${store.key}\n`);
+    const r = await runCli(['sync', '--products-url', store.urls.products, '--orders-url', store.urls.orders, '--key-file', keyFile, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(lastLine(r.stdout)).products.count).toBe(store.truth.products.length);
+    const unknown = await runCli(['sync', 'http://a.example', '--key', 'k', '--pagesize', '5']);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/^storebridge sync: Unknown option '--pagesize'[\s\S]*usage: storebridge sync/)]);
+  } finally {
+    await store.close();
+  }
+}, 30_000);

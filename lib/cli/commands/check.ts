@@ -7,95 +7,61 @@
  * last on stdout. Exits non-zero when a `must` check fails (with `--strict`: any check). Write
  * probes only with `--writes`.
  */
-import { parseArgs } from 'node:util';
-import { intArg, missingSecret, secretArg } from '../args';
+import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { checkEndpoints, type CheckReport, type CheckResult, type EndpointCheckOptions } from '../../conformance/endpoint-checker';
-import { KEY_HEADERS_HELP, keyHeadersArg, STORE_FLAG_OPTIONS, STORE_URLS_HELP, storeLocation } from './store-flags';
+import { STORE_FLAGS, storeTarget } from './store-flags';
 
-export const HELP = `usage: storebridge check URL --key K [options]
-       storebridge check --products-url U --orders-url U --key K [options]
+export const command = defineCommand({
+  name: 'check',
+  usage: 'URL --key K [options]\n       storebridge check --products-url U --orders-url U --key K [options]',
+  summary:
+    "Checks a store's endpoints (URL/products, URL/orders, or the connection's URL per entity) against the connector interface. Each check is a \"must\" (the interface's own rules) or a \"should\" (hardening, and what the deployed Click2Sync service relies on: C2SKey, ?id=, optional sortorder and jobid). A failed \"should\" is a warning.",
+  positionals: { name: 'URL', min: 0, max: 1 },
+  flags: {
+    ...STORE_FLAGS,
+    json: { type: 'boolean', help: 'print {"ok":bool,"checks":[{"name","ok","detail","level"}]} as the last stdout line' },
+    strict: { type: 'boolean', help: 'failed "should" checks fail the run too' },
+    writes: { type: 'boolean', help: 'also probe add/update order: creates and updates one test order ("storebridge-check-…") and sends one bad order that must be refused' },
+    'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
+    timeout: { type: 'int', min: 1, max: 3_600_000, default: 60_000, unit: 'ms', metavar: 'MS', help: "per-request time limit, the spec's processing limit by default" },
+  },
+  epilogue: 'Exit status: 0 when every "must" check passes (with --strict: every check), 1 otherwise, 2 on a usage error.',
+});
 
-Checks a store's endpoints (URL/products, URL/orders, or the connection's URL per entity) against
-the connector interface. Each check is a "must" (the interface's own rules) or a "should"
-(hardening, and what the deployed Click2Sync service relies on: C2SKey, ?id=, optional sortorder
-and jobid). A failed "should" is a warning.
-
-options:
-  --key K              the key the store expects (or set STOREBRIDGE_KEY); never printed
-${STORE_URLS_HELP}
-${KEY_HEADERS_HELP}
-  --json               print {"ok":bool,"checks":[{"name","ok","detail","level"}]} as the last stdout line
-  --strict             failed "should" checks fail the run too
-  --writes             also probe add/update order: creates and updates one test order
-                       ("storebridge-check-…") and sends one bad order that must be refused
-  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
-  --timeout MS         per-request time limit (default 60000, the spec's processing limit)
-  -h, --help           this text
-
-Exit status: 0 when every "must" check passes (with --strict: every check), 1 otherwise, 2 on a
-usage error.`;
+export const HELP = command.help();
 
 type CheckArgs = Omit<EndpointCheckOptions, 'onCheck' | 'signal'> & { json: boolean };
 
-function parse(args: string[]): CheckArgs | string {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        key: { type: 'string' },
-        ...STORE_FLAG_OPTIONS,
-        json: { type: 'boolean' },
-        strict: { type: 'boolean' },
-        writes: { type: 'boolean' },
-        'page-size': { type: 'string' },
-        timeout: { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const where = storeLocation(positionals, values['products-url'], values['orders-url']);
-  if (typeof where === 'string') return where;
-  const keyHeaders = keyHeadersArg(values['key-headers']);
-  if (keyHeaders && !Array.isArray(keyHeaders)) return keyHeaders.error;
-  const key = secretArg(values.key, process.env, 'STOREBRIDGE_KEY');
-  if (!key) return missingSecret('--key K', 'STOREBRIDGE_KEY');
-  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
-  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
-  if (typeof pageSize === 'string') return pageSize;
-  if (typeof timeoutMs === 'string') return timeoutMs;
+/** The checker's options from the parsed flags; or a usage message. */
+function optionsOf({ values, positionals }: ParsedArgs<typeof command.spec.flags>): CheckArgs | string {
+  const target = storeTarget(positionals, values);
+  if (typeof target === 'string') return target;
   return {
-    baseUrl: where.baseUrl,
-    urls: where.urls,
-    keyHeaders,
-    svcKey: key,
-    json: Boolean(values.json),
-    strict: Boolean(values.strict),
-    writes: Boolean(values.writes),
-    timeoutMs,
-    pageSize: pageSize || undefined,
+    baseUrl: target.baseUrl,
+    urls: target.urls,
+    keyHeaders: target.keyHeaders,
+    svcKey: values.key,
+    json: values.json,
+    strict: values.strict,
+    writes: values.writes,
+    timeoutMs: values.timeout,
+    pageSize: values.pageSize || undefined,
   };
 }
 
 const WIDTH = 34;
 const mark = (c: CheckResult) => (c.ok ? 'PASS' : c.level === 'must' ? 'FAIL' : 'WARN');
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parse(args);
-  if (typeof parsed === 'string') {
-    io.err(`storebridge check: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
-  const { json, ...options } = parsed;
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async (parsed) => {
+    const options = optionsOf(parsed);
+    if (typeof options === 'string') return usageError(command, io, options);
+    return checkOnce(options, io);
+  });
+}
+
+async function checkOnce({ json, ...options }: CheckArgs, io: CliIO): Promise<number> {
   const controller = new AbortController();
   void io.shutdownSignal().then(() => controller.abort());
   let report: CheckReport;

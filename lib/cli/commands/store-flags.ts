@@ -4,20 +4,24 @@
  * the key headers.
  */
 import type { OperationUrls } from '../../client/client-options';
+import type { FlagSpecs } from '../flags';
 
-export const STORE_URLS_HELP = `  --products-url U     the products URL of a connection configured per entity ({{URI_PRODUCTS}});
-                       it may carry its own query (…/c2s.php?entity=products); by-ID reads use ?id=
-  --orders-url U       the orders URL, the same way ({{URI_ORDERS}})`;
-
-export const KEY_HEADERS_HELP = `  --key-headers H,…    the headers the key is sent in (default SvcKey,C2SKey: stores of the spec
-                       read SvcKey, deployed Click2Sync stores read C2SKey)`;
-
-/** The parseArgs declarations of these flags. */
-export const STORE_FLAG_OPTIONS = {
-  'products-url': { type: 'string' },
-  'orders-url': { type: 'string' },
-  'key-headers': { type: 'string' },
-} as const;
+/** The flags both commands take, declared once (`lib/cli/flags.ts`). */
+export const STORE_FLAGS = {
+  key: { type: 'secret', env: 'STOREBRIDGE_KEY', required: true, metavar: 'K', help: "the connection's key (sent in the --key-headers)" },
+  'products-url': {
+    type: 'string',
+    metavar: 'U',
+    help: 'the products URL of a connection configured per entity ({{URI_PRODUCTS}}), instead of URL; it may carry its own query (…/c2s.php?entity=products); by-ID reads use ?id= on it',
+  },
+  'orders-url': { type: 'string', metavar: 'U', help: 'the orders URL, the same way ({{URI_ORDERS}})' },
+  'key-headers': {
+    type: 'string',
+    metavar: 'H,…',
+    default: 'SvcKey,C2SKey',
+    help: 'the headers the key is sent in: stores of the spec read SvcKey, deployed Click2Sync stores read C2SKey',
+  },
+} as const satisfies FlagSpecs;
 
 /** A URL the command accepts: http(s), no credentials. Its host, or a usage message. */
 function hostOf(url: string, flag: string): { host: string } | string {
@@ -51,11 +55,22 @@ export function storeLocation(positionals: readonly string[], productsUrl: strin
   return { baseUrl, urls, host: host! };
 }
 
-/** `--key-headers SvcKey,C2SKey`: names, or a usage message. */
-export function keyHeadersArg(text: string | undefined): string[] | undefined | { error: string } {
-  if (text === undefined) return undefined;
+/** `--key-headers SvcKey,C2SKey`: the names, or a usage message (a string). */
+export function keyHeadersArg(text: string): string[] | string {
   const names = text.split(',').map((h) => h.trim());
-  if (names.some((h) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h))) return { error: '--key-headers must be a comma-separated list of header names' };
+  if (names.some((h) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h))) return '--key-headers must be a comma-separated list of header names';
   return names;
+}
+
+/** Where the store is and how to present the key, from the parsed store flags; or a usage message. */
+export function storeTarget(
+  positionals: readonly string[],
+  values: { readonly productsUrl?: string; readonly ordersUrl?: string; readonly keyHeaders: string },
+): { baseUrl?: string; urls: OperationUrls; host: string; keyHeaders: string[] } | string {
+  const where = storeLocation(positionals, values.productsUrl, values.ordersUrl);
+  if (typeof where === 'string') return where;
+  const keyHeaders = keyHeadersArg(values.keyHeaders);
+  if (typeof keyHeaders === 'string') return keyHeaders;
+  return { ...where, keyHeaders };
 }
 

@@ -7,126 +7,71 @@
  * line is the report DESIGN.md fixes (with added members only). The key may come from
  * `STOREBRIDGE_KEY`; it is never printed.
  */
-import { parseArgs } from 'node:util';
-import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
+import { defineCommand, runCommand, usageError, type FlagValues, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
 import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
-import type { OperationUrls } from '../../client/client-options';
-import { KEY_HEADERS_HELP, keyHeadersArg, STORE_FLAG_OPTIONS, STORE_URLS_HELP, storeLocation } from './store-flags';
+import type { StoreClientOptions } from '../../client/client-options';
+import { STORE_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/webhook';
 
-export const HELP = `usage: storebridge sync URL --key K [options]
-       storebridge sync --products-url U --orders-url U --key K [options]
-
-Pulls every product and order from the store at URL (URL/products, URL/orders), or from the
-connection's URL per entity, into a sink.
-
-options:
-  --key K              the connection's key (or set STOREBRIDGE_KEY); never printed
-${STORE_URLS_HELP}
-${KEY_HEADERS_HELP}
-  --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
-  --json               print the run report as one JSON line, last on stdout
-  --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
-                       interrupted resumes where it stopped (default: none, jobid starts at 1);
-                       use it with a kept sink (--into sqlite:FILE, …), not the memory one
-  --connection NAME    the connection's name in the state file (default: the URL's host)
-  --incremental        walk desc and stop at the last run's high water (needs --state)
-  --strategy S         auto | offset | cursor (default auto: follow next when the store gives one)
-  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
-  --concurrency N      parallel offset pages once itemsTotal is known (default 1)
-  --timeout MS         per-request time limit (default 60000, the spec's)
-  --retries N          retries per request on network errors, timeouts, 5xx, 429 (default 3)
-  --by-id-concurrency N  by-ID reads at once when a store lists ids only (default 8)
-  -h, --help           this text
-
-What the reader had to normalise (numbers sent as strings, epoch-ms dates, next: "", placeholder
+export const command = defineCommand({
+  name: 'sync',
+  usage: 'URL --key K [options]\n       storebridge sync --products-url U --orders-url U --key K [options]',
+  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity, into a sink.",
+  positionals: { name: 'URL', min: 0, max: 1 },
+  flags: {
+    ...STORE_FLAGS,
+    into: { type: 'string', metavar: 'ADAPTER', default: 'memory', help: `the sink: ${ADAPTER_SPEC_HELP}` },
+    json: { type: 'boolean', help: 'print the run report as one JSON line, last on stdout' },
+    state: {
+      type: 'string',
+      metavar: 'FILE',
+      help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one',
+    },
+    connection: { type: 'string', metavar: 'NAME', help: "the connection's name in the state file (default: the URL's host)" },
+    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state)" },
+    strategy: { type: 'string', metavar: 'S', choices: ['auto', 'offset', 'cursor'], default: 'auto', help: 'auto | offset | cursor; auto follows next when the store gives one' },
+    'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
+    concurrency: { type: 'int', min: 1, max: 64, default: 1, help: 'parallel offset pages once itemsTotal is known' },
+    timeout: { type: 'int', min: 1, max: 3_600_000, default: 60_000, unit: 'ms', metavar: 'MS', help: "per-request time limit, the spec's by default" },
+    retries: { type: 'int', min: 0, max: 100, default: 3, help: 'retries per request on network errors, timeouts, 5xx, 429' },
+    'by-id-concurrency': { type: 'int', min: 1, max: 64, default: 8, help: 'by-ID reads at once when a store lists ids only' },
+  },
+  epilogue: `What the reader had to normalise (numbers sent as strings, epoch-ms dates, next: "", placeholder
 totals, …) is printed as warnings on stderr and counted in the report; it does not fail the run.
 
-Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`;
+Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`,
+});
+
+export const HELP = command.help();
 
 interface SyncArgs {
-  /** The base URL and/or the per-entity list URLs. */
-  baseUrl?: string;
-  urls: OperationUrls;
-  keyHeaders?: string[];
-  key: string;
-  into: string;
-  json: boolean;
-  state?: string;
+  client: StoreClientOptions;
+  values: FlagValues<typeof command.spec.flags>;
   connection: string;
-  incremental: boolean;
-  strategy: 'auto' | 'offset' | 'cursor';
-  pageSize: number;
-  concurrency: number;
-  timeoutMs: number;
-  retries: number;
-  byIdConcurrency: number;
 }
 
-function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        key: { type: 'string' },
-        ...STORE_FLAG_OPTIONS,
-        'by-id-concurrency': { type: 'string' },
-        into: { type: 'string' },
-        json: { type: 'boolean' },
-        state: { type: 'string' },
-        connection: { type: 'string' },
-        incremental: { type: 'boolean' },
-        strategy: { type: 'string' },
-        'page-size': { type: 'string' },
-        concurrency: { type: 'string' },
-        timeout: { type: 'string' },
-        retries: { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const where = storeLocation(positionals, values['products-url'], values['orders-url']);
-  if (typeof where === 'string') return where;
-  const keyHeaders = keyHeadersArg(values['key-headers']);
-  if (keyHeaders && !Array.isArray(keyHeaders)) return keyHeaders.error;
-  const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
-  if (!key) return missingSecret('--key K', 'STOREBRIDGE_KEY');
-  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
-  const concurrency = intArg('concurrency', values.concurrency, { min: 1, max: 64, fallback: 1 });
-  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
-  const retries = intArg('retries', values.retries, { min: 0, max: 100, fallback: 3 });
-  const byIdConcurrency = intArg('by-id-concurrency', values['by-id-concurrency'], { min: 1, max: 64, fallback: 8 });
-  const problem = firstProblem([pageSize, concurrency, timeoutMs, retries, byIdConcurrency]);
-  if (problem) return problem;
-  const strategy = values.strategy ?? 'auto';
-  if (strategy !== 'auto' && strategy !== 'offset' && strategy !== 'cursor') return '--strategy must be auto, offset or cursor';
+/** The run's settings from the parsed flags; or a usage message. */
+function settingsOf({ values, positionals }: ParsedArgs<typeof command.spec.flags>): SyncArgs | string {
+  const target = storeTarget(positionals, values);
+  if (typeof target === 'string') return target;
   if (values.incremental && !values.state) return '--incremental needs --state FILE (the high water of the last run is kept there)';
   return {
-    baseUrl: where.baseUrl,
-    urls: where.urls,
-    keyHeaders,
-    key,
-    into: values.into ?? 'memory',
-    json: Boolean(values.json),
-    state: values.state,
-    connection: values.connection ?? where.host,
-    incremental: Boolean(values.incremental),
-    strategy,
-    pageSize: pageSize as number,
-    concurrency: concurrency as number,
-    timeoutMs: timeoutMs as number,
-    retries: retries as number,
-    byIdConcurrency: byIdConcurrency as number,
+    client: {
+      baseUrl: target.baseUrl,
+      urls: target.urls,
+      keyHeaders: target.keyHeaders,
+      svcKey: values.key,
+      timeoutMs: values.timeout,
+      retry: values.retries,
+      pageSize: values.pageSize || undefined,
+    },
+    values,
+    connection: values.connection ?? target.host,
   };
 }
 
@@ -189,39 +134,30 @@ export function normalisationWarnings(report: SyncReport): string[] {
   return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalised) > 0).map((e) => line(e, report[e].normalised));
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parse(args, process.env);
-  if (typeof parsed === 'string') {
-    io.err(`storebridge sync: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async (parsed) => {
+    const settings = settingsOf(parsed);
+    if (typeof settings === 'string') return usageError(command, io, settings);
+    return syncOnce(settings, io);
+  });
+}
+
+async function syncOnce({ client: clientOptions, values, connection }: SyncArgs, io: CliIO): Promise<number> {
   let client;
   try {
-    client = createStoreClient({
-      baseUrl: parsed.baseUrl,
-      urls: parsed.urls,
-      keyHeaders: parsed.keyHeaders,
-      svcKey: parsed.key,
-      timeoutMs: parsed.timeoutMs,
-      retry: parsed.retries,
-      pageSize: parsed.pageSize || undefined,
-    });
+    client = createStoreClient(clientOptions);
   } catch (err) {
     io.err(`storebridge sync: ${(err as Error).message}`);
     return 2;
   }
   let sink;
   try {
-    sink = await openAdapter(parsed.into);
+    sink = await openAdapter(values.into);
   } catch (err) {
     io.err(`storebridge sync: --into: ${(err as Error).message}`);
     return 2;
   }
-  if (parsed.state && parsed.into === 'memory') {
+  if (values.state && values.into === 'memory') {
     io.err('storebridge sync: note: --state with the memory sink (no --into): the sink is not kept between runs, so a resumed or incremental run holds only what it wrote itself');
   }
   const controller = new AbortController();
@@ -230,14 +166,14 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   let report: SyncReport;
   try {
     report = await runSync({
-      connectionId: parsed.connection,
+      connectionId: connection,
       client,
       sink,
-      checkpoints: parsed.state ? new JsonFileCheckpointStore(parsed.state) : new MemoryCheckpointStore(),
-      mode: parsed.incremental ? 'incremental' : 'full',
-      strategy: parsed.strategy,
-      concurrency: parsed.concurrency,
-      byIdConcurrency: parsed.byIdConcurrency,
+      checkpoints: values.state ? new JsonFileCheckpointStore(values.state) : new MemoryCheckpointStore(),
+      mode: values.incremental ? 'incremental' : 'full',
+      strategy: values.strategy,
+      concurrency: values.concurrency,
+      byIdConcurrency: values.byIdConcurrency,
       signal: controller.signal,
       onEvent: (e) => bar?.update(e),
     });
@@ -245,15 +181,19 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     bar?.done();
     await sink.close?.();
   }
+  printReport(report, values.json, io);
+  return report.ok ? 0 : 1;
+}
+
+function printReport(report: SyncReport, json: boolean, io: CliIO): void {
   for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
   for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
   for (const w of normalisationWarnings(report)) io.err(w);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
-  if (parsed.json) io.out(jsonLine(report));
+  if (json) io.out(jsonLine(report));
   else {
     io.out(entityLine('products', report.products));
     io.out(entityLine('orders', report.orders));
     io.out(`job ${report.jobid}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
   }
-  return report.ok ? 0 : 1;
 }
