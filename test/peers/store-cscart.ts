@@ -14,7 +14,7 @@
  * Its catalog is seeded; `truth` is what a sink must hold afterwards.
  */
 import type { Order, Product } from '../../lib/contract/webhook';
-import { entityParam, keyAccepted, money, phpInt, REFUSED, seeded, startEmulator, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
+import { emulatorOf, type EmulatorOptions, money, phpInt, seeded, startPhpScript, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
 
 const PAGE = 50;
 const SCRIPT = '/app/addons/c2s/c2s_webhooks.php';
@@ -98,24 +98,22 @@ function orderTruth(o: CsOrder): Order {
   };
 }
 
-export interface CsCartOptions {
-  products?: number;
-  orders?: number;
-  key?: string;
-}
-
 /** Starts the emulator. */
-export async function startCsCartStore(options: CsCartOptions = {}): Promise<StoreEmulator> {
+export async function startCsCartStore(options: EmulatorOptions = {}): Promise<StoreEmulator> {
   const key = options.key ?? 'cs-cart-c2s-key';
   const data = catalog(options.products ?? 120, options.orders ?? 61);
   const tally = new Tally();
 
-  const sorted = <T extends { updated: number }>(rows: T[], desc: boolean) => [...rows].sort((a, b) => (desc ? b.updated - a.updated : a.updated - b.updated));
+  /** The page holding `offset` (page = floor(offset / 50) + 1: the offset rounded down), by update time. */
+  function pageOf<T extends { updated: number }>(req: EmulatorRequest, all: readonly T[]): { offset: number; rows: T[] } {
+    const offset = phpInt(req.url.searchParams.get('offset'));
+    const desc = req.url.searchParams.get('sortorder') === 'desc';
+    const start = Math.floor(offset / PAGE) * PAGE;
+    return { offset, rows: [...all].sort((a, b) => (desc ? b.updated - a.updated : a.updated - b.updated)).slice(start, start + PAGE) };
+  }
 
   function listProducts(req: EmulatorRequest): EmulatorReply {
-    const offset = phpInt(req.url.searchParams.get('offset'));
-    const page = Math.floor(offset / PAGE) + 1;
-    const rows = sorted(data.products, req.url.searchParams.get('sortorder') === 'desc').slice((page - 1) * PAGE, page * PAGE);
+    const { offset, rows } = pageOf(req, data.products);
     tally.add('products', 'content-type-not-json');
     tally.add('products', 'string-from-number', rows.length * 2); // _id and sku: the numeric product id
     tally.add('products', 'unknown-member-dropped', rows.length); // tags
@@ -124,9 +122,7 @@ export async function startCsCartStore(options: CsCartOptions = {}): Promise<Sto
   }
 
   function listOrders(req: EmulatorRequest): EmulatorReply {
-    const offset = phpInt(req.url.searchParams.get('offset'));
-    const page = Math.floor(offset / PAGE) + 1;
-    const rows = sorted(data.orders, req.url.searchParams.get('sortorder') === 'desc').slice((page - 1) * PAGE, page * PAGE);
+    const { offset, rows } = pageOf(req, data.orders);
     tally.add('orders', 'content-type-not-json');
     tally.add('orders', 'string-from-number', rows.length * 2); // _id and orderid
     const orders = rows.map((o) => ({ _id: o.id, orderid: o.id, last_updated: o.updated }));
@@ -155,24 +151,12 @@ export async function startCsCartStore(options: CsCartOptions = {}): Promise<Sto
     return { body };
   }
 
-  const server = await startEmulator((req) => {
-    if (!keyAccepted(req, key)) return REFUSED;
-    const entity = entityParam(req);
-    if (req.method !== 'GET') return { body: 'not supported' };
-    if (entity === 'products') return listProducts(req);
-    if (entity === 'orders') {
+  const server = await startPhpScript(key, {
+    products: listProducts,
+    orders: (req) => {
       const id = req.url.searchParams.get('id');
       return id === null ? listOrders(req) : orderById(id);
-    }
-    return { body: 'Unknown entity' };
+    },
   });
-  return {
-    name: 'cs-cart',
-    urls: { products: `${server.origin}${SCRIPT}?entity=products`, orders: `${server.origin}${SCRIPT}?entity=orders` },
-    key,
-    truth: { products: data.products.map(productTruth), orders: data.orders.map(orderTruth) },
-    tally,
-    server,
-    close: () => server.close(),
-  };
+  return emulatorOf('cs-cart', server, SCRIPT, key, { products: data.products.map(productTruth), orders: data.orders.map(orderTruth) }, tally);
 }

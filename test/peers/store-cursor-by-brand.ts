@@ -13,7 +13,7 @@
  *   same style) carry epoch-ms dates and no `last_updated` either.
  */
 import type { Order, Product } from '../../lib/contract/webhook';
-import { entityParam, keyAccepted, money, phpInt, REFUSED, seeded, startEmulator, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
+import { emulatorOf, type EmulatorOptions, money, phpInt, seeded, startPhpScript, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
 
 const SCRIPT = '/c2sapi_webhooks_cva.php';
 const JSON_TYPE = 'application/json';
@@ -58,13 +58,7 @@ function catalog(nProducts: number, nOrders: number): { products: Grouped<Produc
   return { products, orders };
 }
 
-export interface CursorByBrandOptions {
-  products?: number;
-  orders?: number;
-  key?: string;
-}
-
-export async function startCursorByBrandStore(options: CursorByBrandOptions = {}): Promise<StoreEmulator> {
+export async function startCursorByBrandStore(options: EmulatorOptions = {}): Promise<StoreEmulator> {
   const key = options.key ?? 'cva-c2s-key';
   const data = catalog(options.products ?? 64, options.orders ?? 20);
   const tally = new Tally();
@@ -96,22 +90,7 @@ export async function startCursorByBrandStore(options: CursorByBrandOptions = {}
     return { type: JSON_TYPE, body: { paging: { pageSize: 0, itemsTotal: 9999, offset: 0, next, thiscanal: name }, orders } };
   }
 
-  const server = await startEmulator((req) => {
-    if (!keyAccepted(req, key)) return REFUSED;
-    if (req.method !== 'GET') return { body: 'not supported' };
-    const entity = entityParam(req);
-    if (entity === 'products') return listProducts(req);
-    if (entity === 'orders') return listOrders(req);
-    return { body: 'Unknown entity' };
-  });
+  const server = await startPhpScript(key, { products: listProducts, orders: listOrders });
   const flat = <T extends object>(g: Grouped<T>) => [...g.values()].flat().map((x) => ({ ...x, last_updated: 0 }));
-  return {
-    name: 'cursor-by-brand',
-    urls: { products: `${server.origin}${SCRIPT}?entity=products`, orders: `${server.origin}${SCRIPT}?entity=orders` },
-    key,
-    truth: { products: flat(data.products), orders: flat(data.orders) },
-    tally,
-    server,
-    close: () => server.close(),
-  };
+  return emulatorOf('cursor-by-brand', server, SCRIPT, key, { products: flat(data.products), orders: flat(data.orders) }, tally);
 }

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { NormalisationCountKind, NormalisationCounts } from '../../lib/client/store-reply';
 import type { Entity } from '../../lib/contract/webhook';
 import { isRawJson, type StoreAdapter } from '../../lib/adapter';
+import { prng } from '../../lib/demo';
 
 export interface EmulatorRequest {
   readonly method: string;
@@ -81,17 +82,8 @@ export function phpInt(value: string | null): number {
   return m ? Number(m[0]) : 0;
 }
 
-/** A small seeded PRNG (mulberry32): the catalogs are the same on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded random source (the demo data's mulberry32): the catalogs are the same on every run. */
+export const seeded = prng;
 
 /** Money with two decimals, e.g. 1060.51, built from integer cents (so its decimal text is exact). */
 export const money = (random: () => number, max: number): number => Math.round(random() * max * 100) / 100 + 1;
@@ -115,6 +107,39 @@ export class Tally {
 export function entityParam(req: EmulatorRequest): Entity | undefined {
   const e = req.url.searchParams.get('entity');
   return e === 'products' || e === 'orders' ? e : undefined;
+}
+
+/**
+ * Starts a PHP-style webhook script: the key checked first (a wrong one answered `REFUSED`), writes
+ * answered with the text `not supported`, GETs dispatched on `?entity=` to `handlers`.
+ */
+export function startPhpScript(key: string, handlers: Record<Entity, (req: EmulatorRequest) => EmulatorReply>): Promise<RunningEmulator> {
+  return startEmulator((req) => {
+    if (!keyAccepted(req, key)) return REFUSED;
+    if (req.method !== 'GET') return { body: 'not supported' };
+    const entity = entityParam(req);
+    return entity ? handlers[entity](req) : { body: 'Unknown entity' };
+  });
+}
+
+/** The emulator a test gets, for a script at `path` on `server`. */
+export function emulatorOf(name: string, server: RunningEmulator, path: string, key: string, truth: StoreEmulator['truth'], tally: Tally): StoreEmulator {
+  return {
+    name,
+    urls: { products: `${server.origin}${path}?entity=products`, orders: `${server.origin}${path}?entity=orders` },
+    key,
+    truth,
+    tally,
+    server,
+    close: () => server.close(),
+  };
+}
+
+/** What every emulator can be told: how many items of each entity, and its key. */
+export interface EmulatorOptions {
+  readonly products?: number;
+  readonly orders?: number;
+  readonly key?: string;
 }
 
 /** What a store emulator gives a test: the connection's URLs, the truth it serves, its tally. */

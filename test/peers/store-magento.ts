@@ -13,7 +13,7 @@
  *   strings, epoch-ms dates, the offset echoed as a string, `itemsTotal` the placeholder 999.
  */
 import type { Order, Product } from '../../lib/contract/webhook';
-import { entityParam, keyAccepted, money, phpInt, REFUSED, seeded, startEmulator, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
+import { emulatorOf, type EmulatorOptions, money, phpInt, seeded, startPhpScript, Tally, type EmulatorReply, type EmulatorRequest, type StoreEmulator } from './store-emulator';
 
 const PAGE = 10;
 const SCRIPT = '/pub/c2s_webhooks_magento2.php';
@@ -66,13 +66,7 @@ function catalog(nProducts: number, nOrders: number): { products: Product[]; ord
 const asc = (a: { last_updated?: number; _id: string }, b: { last_updated?: number; _id: string }) =>
   a.last_updated! - b.last_updated! || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
 
-export interface MagentoOptions {
-  products?: number;
-  orders?: number;
-  key?: string;
-}
-
-export async function startMagentoStore(options: MagentoOptions = {}): Promise<StoreEmulator> {
+export async function startMagentoStore(options: EmulatorOptions = {}): Promise<StoreEmulator> {
   const key = options.key ?? 'magento-c2s-key';
   const data = catalog(options.products ?? 87, options.orders ?? 33);
   const tally = new Tally();
@@ -109,21 +103,6 @@ export async function startMagentoStore(options: MagentoOptions = {}): Promise<S
     return { body: { paging: { pageSize: PAGE, itemsTotal: 999, offset: String(offset) }, orders } };
   }
 
-  const server = await startEmulator((req) => {
-    if (!keyAccepted(req, key)) return REFUSED;
-    if (req.method !== 'GET') return { body: 'not supported' };
-    const entity = entityParam(req);
-    if (entity === 'products') return listProducts(req);
-    if (entity === 'orders') return listOrders(req);
-    return { body: 'Unknown entity' };
-  });
-  return {
-    name: 'magento',
-    urls: { products: `${server.origin}${SCRIPT}?entity=products`, orders: `${server.origin}${SCRIPT}?entity=orders` },
-    key,
-    truth: data,
-    tally,
-    server,
-    close: () => server.close(),
-  };
+  const server = await startPhpScript(key, { products: listProducts, orders: listOrders });
+  return emulatorOf('magento', server, SCRIPT, key, data, tally);
 }
