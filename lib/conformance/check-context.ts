@@ -89,3 +89,14 @@ export function hasErrorMember(text: string): boolean {
     return false;
   }
 }
+
+/** What a body that is not JSON said, for a detail: ` with the text "401 Unauthorized"`, or nothing. */
+export function textOf(text: string): string {
+  try {
+    JSON.parse(text);
+    return '';
+  } catch {
+    const t = text.trim().replace(/\s+/g, ' ');
+    return t === '' ? ' with an empty body' : ` with the text ${JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}…` : t)}`;
+  }
+}

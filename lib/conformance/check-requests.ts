@@ -6,7 +6,7 @@ import { entityOf } from '../contract/entities';
 import { KEY_HEADERS } from '../contract/dialects';
 import type { Entity } from '../contract/webhook';
 import type { ListQuery } from '../client/client-urls';
-import { hasErrorMember, type CheckContext, type CheckLevel } from './check-context';
+import { hasErrorMember, textOf, type CheckContext, type CheckLevel } from './check-context';
 
 /** One list request with a query and key of the probe's choosing, no retry. */
 async function listProbe(ctx: CheckContext, entity: Entity, query: ListQuery, key?: { svcKey?: string | null; keyHeaders?: readonly string[] }) {
@@ -21,7 +21,7 @@ async function expectRefusal(ctx: CheckContext, name: string, level: CheckLevel,
     for (const query of queries) {
       const res = await listProbe(ctx, entity, query, key);
       const hasError = hasErrorMember(res.text);
-      if (res.status !== status || !hasError) problems.push(`got HTTP ${res.status}${hasError ? '' : ' without {error}'}${queries.length > 1 ? ` for ${new URLSearchParams(query as Record<string, string>).toString()}` : ''}`);
+      if (res.status !== status || !hasError) problems.push(`got HTTP ${res.status}${hasError ? '' : textOf(res.text) || ' without {error}'}${queries.length > 1 ? ` for ${new URLSearchParams(query as Record<string, string>).toString()}` : ''}`);
     }
     ctx.add(`${entity}.${name}`, level, problems.length === 0, problems.length ? `expected HTTP ${status} with a JSON {error} body, ${problems.join('; ')}` : `HTTP ${status} {error}`);
   } catch (err) {
@@ -40,7 +40,7 @@ async function expectList(ctx: CheckContext, name: string, level: CheckLevel, en
       // not JSON
     }
     const ok = res.status === 200 && listed;
-    ctx.add(`${entity}.${name}`, level, ok, ok ? `HTTP 200 with a list (${why})` : `expected HTTP 200 with a list (${why}), got HTTP ${res.status}${listed ? '' : ` without "${entity}"`}`);
+    ctx.add(`${entity}.${name}`, level, ok, ok ? `HTTP 200 with a list (${why})` : `expected HTTP 200 with a list (${why}), got HTTP ${res.status}${listed ? '' : textOf(res.text) || ` without "${entity}"`}`);
   } catch (err) {
     ctx.add(`${entity}.${name}`, level, false, `request failed: ${(err as Error).message}`);
   }
