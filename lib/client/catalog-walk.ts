@@ -7,6 +7,7 @@
  * only an empty page (offsets) or a missing `next` (cursors) does; pages that bring nothing new
  * stop it instead of letting it loop.
  */
+import { setMaxListeners } from 'node:events';
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { Paging, SortOrder } from '../contract/messages';
 import { compareKeys, keyOf, type SortKey } from '../adapter';
@@ -135,6 +136,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     if (this.started) throw new Error('a CatalogWalk can be iterated once');
     this.started = true;
     const inner = new AbortController();
+    // Parallel offset pages each listen to it: sized for them, so Node does not warn of a leak.
+    setMaxListeners(2 * (this.options.concurrency ?? 1) + 8, inner.signal);
     const onAbort = () => inner.abort(this.options.signal!.reason);
     if (this.options.signal?.aborted) onAbort();
     else this.options.signal?.addEventListener('abort', onAbort, { once: true });

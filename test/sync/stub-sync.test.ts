@@ -28,10 +28,10 @@ const clientOf = (store: FakeStore, urls: boolean) =>
 test('a stub list is synced by ID, and a stub is never stored as the item', async () => {
   const products = Array.from({ length: 30 }, (_, i) => demoProduct(i));
   const orders = Array.from({ length: 9 }, (_, i) => demoOrder(i, products.length));
-  const store = await startFakeStore({ products, orders, key: KEY, listing: 'stubs', pageSize: 7 });
+  const store = await startFakeStore({ products, orders, key: KEY, listing: 'stubs', pageSize: 30 });
   try {
     const sink = createMemoryAdapter();
-    const report = await runSync({ connectionId: 's', client: clientOf(store, true), sink, checkpoints: new MemoryCheckpointStore() });
+    const report = await runSync({ connectionId: 's', client: clientOf(store, true), sink, checkpoints: new MemoryCheckpointStore(), byIdConcurrency: 32, signal: new AbortController().signal });
     expect(report.ok).toBe(true);
     expect(report.products).toMatchObject({ count: 30, seen: 30, stubs: 30, fetchedById: 30, written: 30 });
     expect(report.orders).toMatchObject({ count: 9, stubs: 9, fetchedById: 9 });
