@@ -10,7 +10,9 @@ export type StorebridgeErrorCode =
   | 'ADAPTER_TIMEOUT'
   | 'ITEM_TOO_LARGE'
   | 'INVALID_OPTION'
-  | 'SQL_CONNECT';
+  | 'SQL_CONNECT'
+  | 'DASHBOARD_DEPENDENCY'
+  | 'DASHBOARD_SOURCE';
 
 export abstract class StorebridgeError extends Error {
   abstract readonly code: StorebridgeErrorCode;
