@@ -11,6 +11,7 @@ export * from './dashboard-errors';
 export { createDashboardSecurity, MIN_TOKEN_LENGTH, type DashboardSecurity, type AccessDecision } from './dashboard-security';
 export * from './sources/redis-sync-source';
 export * from './sources/state-file-source';
+export * from './sources/health-sync-source';
 export * from './sources/reverse-http-source';
 export * from './express/dashboard-router';
 export { runChart, type RunChartOptions } from './html/run-chart';

@@ -14,8 +14,11 @@ import type { Browser, Page } from 'playwright-core';
 import { openSqlAdapter } from '../../adapters/sql';
 import { seedDemo } from '../../lib/server';
 import { describeRedis, REDIS_URL } from '../sync/bullmq-helpers';
-import { ROOT } from '../cli/cli-process';
+import { ROOT, runCli } from '../cli/cli-process';
 import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, startCliServer, startFleet, type Fleet } from './dashboard-fixture';
+
+/** The page's DOM, as far as the functions evaluated in the browser use it (the project has no DOM types). */
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const TOKEN = `op-token-${randomBytes(12).toString('hex')}`;
@@ -30,7 +33,7 @@ describeRedis('dashboard in a browser', () => {
     let page: Page;
     let dir: string;
     const served: Array<{ url: string; body: string }> = [];
-    const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+    const shot = (name: string, fullPage = true) => page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage });
     const row = (name: string) => page.locator(`tr[data-connection="${name}"]`);
 
     beforeAll(async () => {
@@ -137,7 +140,7 @@ describeRedis('dashboard in a browser', () => {
       await expect(page.locator('.notice').textContent()).resolves.toContain('queued a push for default');
       await expect(page.locator('tr[data-reverse="default"] td').nth(3).textContent()).resolves.toBe('push');
       await shot('reverse-queued');
-      const daemon = await import('../cli/cli-process').then((m) => m.runCli(['daemon', '--service', reverse.url, '--adapter', `sqlite:${storeFile}`, '--once', '--json', '--poll-ms', '50'], { STOREBRIDGE_CONNECTION: REVERSE_KEY }));
+      const daemon = await runCli(['daemon', '--service', reverse.url, '--adapter', `sqlite:${storeFile}`, '--once', '--json', '--poll-ms', '50'], { STOREBRIDGE_CONNECTION: REVERSE_KEY });
       expect(daemon.code).toBe(0);
       expect(JSON.parse(daemon.stdout.trim().split('\n').pop()!)).toMatchObject({ ok: true, pushed: { products: seeded.products, orders: seeded.orders } });
       // The page (refreshing itself) shows the finished push and the items the service received.
@@ -149,9 +152,14 @@ describeRedis('dashboard in a browser', () => {
     });
 
     test('the jobs view (bull-board) is mounted behind the same login', async () => {
-      await page.goto(`${dashboard.url}/jobs/`);
-      await page.waitForSelector('text=sync', { timeout: 15_000 });
-      await shot('jobs');
+      await page.goto(`${dashboard.url}/jobs/queue/sync?status=completed`);
+      await page.waitForLoadState('networkidle');
+      // bull-board's own API, read with the browser's session: the queue and its completed jobs.
+      const queues = await page.evaluate(() => fetch('/jobs/api/queues?activeQueue=sync&status=completed').then((r) => r.json()));
+      const sync = (queues as { queues: Array<{ name: string; counts: Record<string, number>; readOnlyMode: boolean }> }).queues.find((q) => q.name === 'sync')!;
+      expect(sync.readOnlyMode).toBe(true);
+      expect(sync.counts.completed).toBeGreaterThanOrEqual(fleet.ids.length - 1);
+      await shot('jobs', false);
       const anonymous = await fetch(`${dashboard.url}/jobs/api/queues`);
       expect(anonymous.status).toBe(401);
     });

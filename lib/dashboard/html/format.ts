@@ -6,8 +6,8 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   const s = Math.round(ms / 1000);
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  const [big, small] = s < 3600 ? [`${Math.floor(s / 60)} min`, s % 60 ? `${s % 60} s` : ''] : [`${Math.floor(s / 3600)} h`, Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)} min` : ''];
+  return small ? `${big} ${small}` : big;
 }
 
 /** `12 s ago`, `in 3 min`, relative to `now`. */

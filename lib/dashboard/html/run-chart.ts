@@ -25,13 +25,13 @@ export function runChart(runs: readonly RunRecord[], o: RunChartOptions): SafeHt
   const failed = ordered.filter((r) => r.outcome === 'failed').length;
   const label = `${ordered.length} runs, ${failed} failed`;
   if (ordered.length === 0) return html`<span class="muted">no runs yet</span>`;
-  const pad = o.compact ? { l: 1, r: 1, t: 6, b: 1 } : { l: 56, r: 56, t: 14, b: 22 };
+  const pad = o.compact ? { l: 1, r: 1, t: 9, b: 1 } : { l: 56, r: 56, t: 14, b: 22 };
   const w = o.width - pad.l - pad.r;
   const h = o.height - pad.t - pad.b;
   const maxMs = Math.max(1, ...ordered.map((r) => r.durationMs));
   const maxItems = Math.max(1, ...ordered.map(itemsOf));
   const slot = w / ordered.length;
-  const barW = Math.max(1, slot * 0.7);
+  const barW = Math.max(1, Math.min(slot * 0.7, o.compact ? 8 : 24));
   const y = (v: number, max: number) => pad.t + h - (v / max) * h;
 
   const bars = ordered.map((r, i) => {
@@ -40,7 +40,7 @@ export function runChart(runs: readonly RunRecord[], o: RunChartOptions): SafeHt
     const tip = `${formatTime(Date.parse(r.at))}: ${r.outcome}, ${formatDuration(r.durationMs)}, ${formatCount(itemsOf(r))} items (job ${r.jobid})${r.error ? ` — ${r.error.message.slice(0, 200)}` : ''}`;
     const mark =
       r.outcome === 'failed'
-        ? html`<text class="fail-mark" x="${fixed(x + barW / 2)}" y="${fixed(Math.max(top - 1, pad.t))}" text-anchor="middle" font-size="${o.compact ? 7 : 11}" fill="${COLOURS.failed}">✕</text>`
+        ? html`<text class="fail-mark" x="${fixed(x + barW / 2)}" y="${fixed(Math.max(top - 1, pad.t - 1))}" text-anchor="middle" font-size="${o.compact ? 9 : 12}" font-weight="bold" fill="${COLOURS.failed}">✕</text>`
         : '';
     return html`<g class="run run-${r.outcome}"><rect x="${fixed(x)}" y="${fixed(top)}" width="${fixed(barW)}" height="${fixed(pad.t + h - top)}" fill="${COLOURS[r.outcome]}" opacity="0.75"><title>${tip}</title></rect>${mark}</g>`;
   });
