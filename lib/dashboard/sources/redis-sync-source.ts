@@ -97,8 +97,14 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
       return true;
     },
     async close() {
-      await queue.close();
-      if (owned) await redis.quit().catch(() => undefined);
+      // While Redis is down, a graceful close would wait for it forever: drop the connection instead.
+      const up = redis.status === 'ready';
+      const closing = queue.close().catch(() => undefined);
+      if (up) await Promise.race([closing, new Promise((r) => setTimeout(r, 2_000).unref())]);
+      if (owned) {
+        if (up) await redis.quit().catch(() => undefined);
+        redis.disconnect();
+      }
     },
   };
 }

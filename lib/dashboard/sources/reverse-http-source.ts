@@ -114,8 +114,8 @@ export function createReverseHttpSource(url: string, options: ReverseHttpSourceO
       res = await doFetch(root + path, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? 'cannot be reached');
-      throw new DashboardSourceError(label, why);
+      const why = e.name === 'TimeoutError' ? `did not answer within ${timeoutMs} ms` : `cannot be reached (${e.cause?.code ?? 'network error'})`;
+      throw new DashboardSourceError(`reverse service ${label}`, why);
     }
     const text = await res.text();
     let body: unknown;
@@ -127,9 +127,9 @@ export function createReverseHttpSource(url: string, options: ReverseHttpSourceO
     if (!res.ok) {
       const said = isObject(body) && typeof body.error === 'string' ? `: ${body.error.slice(0, 300)}` : '';
       const hint = res.status === 403 ? ' (its operator routes answer loopback clients only: run the dashboard on the same machine)' : '';
-      throw new DashboardSourceError(label, `answered HTTP ${res.status}${said}${hint}`, res.status);
+      throw new DashboardSourceError(`reverse service ${label}`, `answered HTTP ${res.status}${said}${hint}`, res.status);
     }
-    if (body === undefined) throw new DashboardSourceError(label, 'answered something that is not JSON');
+    if (body === undefined) throw new DashboardSourceError(`reverse service ${label}`, 'answered something that is not JSON');
     return body;
   }
 
@@ -138,7 +138,7 @@ export function createReverseHttpSource(url: string, options: ReverseHttpSourceO
     async connections() {
       const body = await call('/connections');
       const items = Array.isArray(body) ? body : isObject(body) && Array.isArray(body.connections) ? body.connections : undefined;
-      if (!items) throw new DashboardSourceError(label, 'GET /connections did not answer a list of connections');
+      if (!items) throw new DashboardSourceError(`reverse service ${label}`, 'GET /connections did not answer a list of connections');
       return items.map(readReverseView).filter((v): v is ReverseConnectionView => v !== undefined);
     },
     async queue(name, request) {
