@@ -18,7 +18,7 @@ import { startFleet, type Fleet } from './dashboard-fixture';
 const TOKEN = 'sources-test-token-0123456789abcdef';
 const REVERSE_KEY = 'sources-test-reverse-key-77aa';
 
-async function listen(app: express.Express | http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+async function listen(app: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
@@ -60,10 +60,10 @@ describeRedis('dashboard sources on Redis and BullMQ', () => {
     await new Promise((r) => setTimeout(r, 2_000));
     expect((await fleet.health.history(paused)).length).toBe(before.paused);
     expect((await fleet.health.history(other)).length).toBeGreaterThanOrEqual(before.other + 2);
-    const overview = await (await fetch(`${server.url}/ops/api/overview`, { headers: bearer })).json();
+    const overview = (await (await fetch(`${server.url}/ops/api/overview`, { headers: bearer })).json()) as { sync: { connections: Array<{ name: string; schedule?: unknown }> } };
     const row = overview.sync.connections.find((c: { name: string }) => c.name === paused);
     expect(row).toMatchObject({ paused: { intervalMs: 600 } });
-    expect(row.schedule).toBeUndefined();
+    expect(row?.schedule).toBeUndefined();
     // Pausing twice says so; resuming restores the interval and runs come back.
     res = await postJson(`${server.url}/ops/actions/pause`, { connection: paused });
     expect(res.status).toBe(409);
@@ -117,7 +117,7 @@ describe('reverse sources', () => {
       expect(service.service.status('erp-1').queue).toEqual([{ kind: 'pull', entity: 'products' }, { kind: 'pull', entity: 'orders' }, { kind: 'push' }]);
       res = await postJson(`${ds.url}/actions/reverse-push`, { service: 0, connection: 'nope' });
       expect(res.status).toBe(502);
-      expect((await res.json()).error).toMatch(/answered HTTP 404/);
+      expect(((await res.json()) as { error: string }).error).toMatch(/answered HTTP 404/);
       const page = await (await fetch(`${ds.url}/reverse/0/erp-1`, { headers: bearer })).text();
       expect(page).toContain('pull products, pull orders, push');
       expect(page).not.toContain(REVERSE_KEY);
