@@ -10,7 +10,9 @@
  * - **Actions** are POSTs. A browser's POST (cookie or loopback trust) must come from the
  *   dashboard's own origin (`Origin`, else `Referer`) and carry the synchronizer token of its form:
  *   an HMAC of the browser's random `sb_dash_csrf` cookie under a server secret. A Bearer request
- *   carries no ambient credential, so it needs neither.
+ *   carries no ambient credential, so it needs neither; nor does a JSON POST without `Origin` (a
+ *   script: no browser sends `application/json` across sites without a CORS preflight, which the
+ *   dashboard never answers).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -98,6 +100,10 @@ export function createDashboardSecurity(token: string | undefined): DashboardSec
     checkPost(req, formToken, bearer) {
       if (bearer) return undefined;
       const host = header(req.headers, 'host');
+      // A JSON body cannot come from another site's form, and another site's script cannot send one
+      // without a CORS preflight, which the dashboard never grants: a script (curl) needs no form token.
+      const json = /^application\/json\s*(;|$)/i.test(header(req.headers, 'content-type') ?? '');
+      if (json && header(req.headers, 'origin') === undefined) return undefined;
       const origin = header(req.headers, 'origin') ?? header(req.headers, 'referer');
       let from: string | undefined;
       try {

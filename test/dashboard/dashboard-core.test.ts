@@ -109,13 +109,17 @@ describe('without a token: loopback only', () => {
     const unknown = await post({ cookie: `sb_dash_csrf=${nonce}`, origin: `http://${HOST}` }, `connection=nope&csrf=${encodeURIComponent(csrf)}`);
     expect(unknown.status).toBe(404);
     expect(queued).toEqual(['shop-a']);
+    // A script (curl) posts JSON without Origin and without form token; JSON from another origin is refused.
+    expect((await post({ 'content-type': 'application/json' }, '{"connection":"shop-a"}')).status).toBe(200);
+    expect((await post({ 'content-type': 'application/json', origin: 'http://evil.example' }, '{"connection":"shop-a"}')).status).toBe(403);
+    expect(queued).toEqual(['shop-a', 'shop-a']);
     // From a browser: post/redirect/get, the result shown once from a cookie.
     const browser = await d.handle(request({ method: 'POST', path: '/actions/run-now', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `sb_dash_csrf=${nonce}`, referer: `http://${HOST}/` } }));
     expect(browser.status).toBe(303);
     const flash = cookieOf(browser, 'sb_dash_flash')!;
     const shown = await d.handle(request({ headers: { cookie: `sb_dash_csrf=${nonce}; sb_dash_flash=${flash}` } }));
     expect(shown.body).toContain('class="notice"');
-    expect(shown.body).toContain('Queued a run of shop-a now (job job-2).');
+    expect(shown.body).toContain('Queued a run of shop-a now (job job-3).');
     // Shown once: the page clears the cookie.
     expect(cookieOf(shown, 'sb_dash_flash')).toBe('');
   });

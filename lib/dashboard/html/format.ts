@@ -4,7 +4,7 @@
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '–';
   if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1).replace(/\.?0+$/, '')} s`;
   const s = Math.round(ms / 1000);
   const [big, small] = s < 3600 ? [`${Math.floor(s / 60)} min`, s % 60 ? `${s % 60} s` : ''] : [`${Math.floor(s / 3600)} h`, Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)} min` : ''];
   return small ? `${big} ${small}` : big;

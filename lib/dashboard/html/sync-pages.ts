@@ -90,7 +90,7 @@ function scheduleCell(ctx: PageContext, row: SyncConnectionView): SafeHtml {
   if (row.paused) return html`<span class="muted">paused ${formatRelative(Date.parse(row.paused.pausedAt), ctx.now)} (every ${formatDuration(row.paused.intervalMs)})</span>`;
   const s = row.schedule;
   if (!s) return html`<span class="muted">not scheduled</span>`;
-  const next = s.next !== undefined ? html`<time title="${formatTime(s.next)}">${formatRelative(s.next, ctx.now)}</time>` : html`<span class="muted">due</span>`;
+  const next = s.next !== undefined && s.next > ctx.now + 1000 ? html`<time title="${formatTime(s.next)}">${formatRelative(s.next, ctx.now)}</time>` : html`due now`;
   return html`${next}<br><span class="muted">every ${formatDuration(s.intervalMs)}${s.mode ? ` · ${s.mode}` : ''}</span>`;
 }
 
