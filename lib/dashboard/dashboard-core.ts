@@ -144,29 +144,47 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       }
     },
   };
-  const security: DashboardSecurity = createDashboardSecurity(token);
-  const now = options.now ?? Date.now;
+  const core = new DashboardCore(settings, historyRuns, data, createDashboardSecurity(token), options.now ?? Date.now);
+  return {
+    options: settings,
+    authorize: (req) => core.authorize(req),
+    handle: (req) => core.handle(req),
+    async close() {
+      await options.sync?.close?.();
+    },
+  };
+}
 
-  function refuse(req: DashboardRequest, status: number, error: string): DashboardResponse {
-    if (wantsHtml(req.headers)) return respond(status, errorPage({ base: req.base ?? '', title: settings.title, status, error }), 'text/html; charset=utf-8');
+/** The dashboard's rules and routes; `createDashboard` checks the options and exposes `handle`/`authorize`. */
+class DashboardCore {
+  constructor(
+    readonly settings: Dashboard['options'],
+    private readonly historyRuns: number,
+    private readonly data: DataConfig,
+    private readonly security: DashboardSecurity,
+    private readonly now: () => number,
+  ) {}
+
+  refuse(req: DashboardRequest, status: number, error: string): DashboardResponse {
+    if (wantsHtml(req.headers)) return respond(status, errorPage({ base: req.base ?? '', title: this.settings.title, status, error }), 'text/html; charset=utf-8');
     return json(status, { error });
   }
 
-  function cookie(req: DashboardRequest, name: string, value: string, maxAge?: number): string {
+  cookie(req: DashboardRequest, name: string, value: string, maxAge?: number): string {
     return `${name}=${value}; Path=${req.base || '/'}; HttpOnly; SameSite=Strict${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
   }
 
   /** The page's synchronizer token, setting the browser's CSRF cookie when it has none. */
-  function csrfOf(req: DashboardRequest, setCookies: string[]): string {
+  csrfOf(req: DashboardRequest, setCookies: string[]): string {
     let nonce = parseCookies(req.headers).get(CSRF_COOKIE);
     if (!nonce || !/^[A-Za-z0-9_-]{16,64}$/.test(nonce)) {
-      nonce = security.newNonce();
-      setCookies.push(cookie(req, CSRF_COOKIE, nonce));
+      nonce = this.security.newNonce();
+      setCookies.push(this.cookie(req, CSRF_COOKIE, nonce));
     }
-    return security.csrfFor(nonce);
+    return this.security.csrfFor(nonce);
   }
 
-  function page(req: DashboardRequest, ctx: PageContext, setCookies: string[], body: SafeHtml, status = 200): DashboardResponse {
+  page(req: DashboardRequest, ctx: PageContext, setCookies: string[], body: SafeHtml, status = 200): DashboardResponse {
     const cookies = parseCookies(req.headers);
     let notice: { text: string; bad?: boolean } | undefined;
     const flash = cookies.get(FLASH_COOKIE);
@@ -177,125 +195,118 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       } catch {
         // A mangled flash cookie is just dropped.
       }
-      setCookies.push(cookie(req, FLASH_COOKIE, '', 0));
+      setCookies.push(this.cookie(req, FLASH_COOKIE, '', 0));
     }
     const extra = withCookies(setCookies);
     if (header(req.headers, 'x-dashboard-partial') === '1') return respond(status, mainContent({ generatedAt: ctx.now }, body).text, 'text/html; charset=utf-8', extra);
-    const text = layout({ base: ctx.base, title: settings.title, jobs: settings.jobs, logout: security.tokenRequired, csrf: ctx.csrf, refreshMs: settings.refreshMs, notice, generatedAt: ctx.now }, body);
+    const text = layout({ base: ctx.base, title: this.settings.title, jobs: this.settings.jobs, logout: this.security.tokenRequired, csrf: ctx.csrf, refreshMs: this.settings.refreshMs, notice, generatedAt: ctx.now }, body);
     return respond(status, text, 'text/html; charset=utf-8', extra);
   }
 
-  async function overview(req: DashboardRequest, ctx: PageContext, setCookies: string[], asJson: boolean): Promise<DashboardResponse> {
+  async overview(req: DashboardRequest, ctx: PageContext, setCookies: string[], asJson: boolean): Promise<DashboardResponse> {
     const q = new URLSearchParams(req.query ?? '');
     const offset = Math.max(0, Number.parseInt(q.get('offset') ?? '0', 10) || 0);
-    const [sync, reverseSections] = await Promise.all([readSyncSection(data, offset, asJson ? 0 : historyRuns), readReverseSections(data)]);
+    const [sync, reverseSections] = await Promise.all([readSyncSection(this.data, offset, asJson ? 0 : this.historyRuns), readReverseSections(this.data)]);
     if (asJson) {
       const syncJson = sync && { label: sync.label, capabilities: sync.capabilities, total: sync.total, offset, ...(sync.error ? { error: sync.error } : {}), connections: sync.rows.map(({ history: _h, ...r }) => r) };
       return json(200, { generatedAt: new Date(ctx.now).toISOString(), sync: syncJson ?? null, reverse: reverseSections });
     }
     const body = html`${sync ? syncSection(ctx, sync) : ''}${reverseSections.map((s) => reverseSection(ctx, s))}${!sync && reverseSections.length === 0 ? html`<p class="unavailable">No source: start the dashboard with --redis URL, --state FILE or --reverse URL.</p>` : ''}`;
-    return page(req, ctx, setCookies, body);
+    return this.page(req, ctx, setCookies, body);
   }
 
-  async function syncDetail(req: DashboardRequest, ctx: PageContext, setCookies: string[], name: string, asJson: boolean): Promise<DashboardResponse> {
-    const found = await readSyncConnection(data, name, 50);
-    if (!found) return refuse(req, 404, 'this dashboard has no sync source');
-    if (found.section.error) return asJson ? json(503, { error: found.section.error }) : page(req, ctx, setCookies, syncSection(ctx, found.section), 503);
-    if (!found.row) return refuse(req, 404, `no sync connection is named "${name}"`);
+  async syncDetail(req: DashboardRequest, ctx: PageContext, setCookies: string[], name: string, asJson: boolean): Promise<DashboardResponse> {
+    const found = await readSyncConnection(this.data, name, 50);
+    if (!found) return this.refuse(req, 404, 'this dashboard has no sync source');
+    if (found.section.error) return asJson ? json(503, { error: found.section.error }) : this.page(req, ctx, setCookies, syncSection(ctx, found.section), 503);
+    if (!found.row) return this.refuse(req, 404, `no sync connection is named "${name}"`);
     if (asJson) return json(200, found.row);
-    return page(req, ctx, setCookies, syncConnectionPage(ctx, found.section, found.row));
+    return this.page(req, ctx, setCookies, syncConnectionPage(ctx, found.section, found.row));
   }
 
-  async function reverseDetail(req: DashboardRequest, ctx: PageContext, setCookies: string[], index: number, name: string): Promise<DashboardResponse> {
-    const source = data.reverse[index];
-    if (!source) return refuse(req, 404, 'no such reverse service');
-    const [section] = await readReverseSections({ ...data, reverse: [source] });
+  async reverseDetail(req: DashboardRequest, ctx: PageContext, setCookies: string[], index: number, name: string): Promise<DashboardResponse> {
+    const source = this.data.reverse[index];
+    if (!source) return this.refuse(req, 404, 'no such reverse service');
+    const [section] = await readReverseSections({ ...this.data, reverse: [source] });
     const s = { ...section, index };
-    if (s.error) return page(req, ctx, setCookies, reverseSection(ctx, s), 503);
+    if (s.error) return this.page(req, ctx, setCookies, reverseSection(ctx, s), 503);
     const c = s.connections?.find((x) => x.name === name);
-    if (!c) return refuse(req, 404, `reverse service ${source.label} has no connection named "${name}"`);
-    return page(req, ctx, setCookies, reverseConnectionPage(ctx, s, c));
+    if (!c) return this.refuse(req, 404, `reverse service ${source.label} has no connection named "${name}"`);
+    return this.page(req, ctx, setCookies, reverseConnectionPage(ctx, s, c));
   }
 
-  async function get(req: DashboardRequest, segments: string[], ctx: PageContext, setCookies: string[]): Promise<DashboardResponse> {
+  async get(req: DashboardRequest, segments: string[], ctx: PageContext, setCookies: string[]): Promise<DashboardResponse> {
     const [a, b, c] = segments;
-    if (segments.length === 0) return overview(req, ctx, setCookies, false);
-    if (a === 'api' && b === 'overview' && segments.length === 2) return overview(req, ctx, setCookies, true);
-    if (a === 'api' && b === 'connections' && segments.length === 3) return syncDetail(req, ctx, setCookies, c, true);
-    if (a === 'connections' && segments.length === 2) return syncDetail(req, ctx, setCookies, b, false);
-    if (a === 'reverse' && segments.length === 3 && /^\d{1,3}$/.test(b)) return reverseDetail(req, ctx, setCookies, Number(b), c);
-    return refuse(req, 404, 'not found');
+    if (segments.length === 0) return this.overview(req, ctx, setCookies, false);
+    if (a === 'api' && b === 'overview' && segments.length === 2) return this.overview(req, ctx, setCookies, true);
+    if (a === 'api' && b === 'connections' && segments.length === 3) return this.syncDetail(req, ctx, setCookies, c, true);
+    if (a === 'connections' && segments.length === 2) return this.syncDetail(req, ctx, setCookies, b, false);
+    if (a === 'reverse' && segments.length === 3 && /^\d{1,3}$/.test(b)) return this.reverseDetail(req, ctx, setCookies, Number(b), c);
+    return this.refuse(req, 404, 'not found');
   }
 
-  function finishAction(req: DashboardRequest, outcome: ActionOutcome, bearer: boolean): DashboardResponse {
+  finishAction(req: DashboardRequest, outcome: ActionOutcome, bearer: boolean): DashboardResponse {
     if (bearer || !wantsHtml(req.headers)) return json(outcome.status, outcome.body);
     // Post/redirect/get: the result is shown once, from a short-lived cookie (never from the URL).
     const flash = Buffer.from(JSON.stringify({ text: outcome.message, bad: outcome.status >= 400 }), 'utf8').toString('base64url');
-    return respond(303, '', 'text/plain; charset=utf-8', { location: `${req.base ?? ''}/${outcome.back ?? ''}`, 'set-cookie': [cookie(req, FLASH_COOKIE, flash, 60)] });
+    return respond(303, '', 'text/plain; charset=utf-8', { location: `${req.base ?? ''}/${outcome.back ?? ''}`, 'set-cookie': [this.cookie(req, FLASH_COOKIE, flash, 60)] });
   }
 
-  async function login(req: DashboardRequest, setCookies: string[]): Promise<DashboardResponse> {
+  async login(req: DashboardRequest, setCookies: string[]): Promise<DashboardResponse> {
     const base = req.base ?? '';
-    if (!security.tokenRequired) return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/` });
-    if (req.method.toUpperCase() === 'GET') return respond(200, loginPage({ base, title: settings.title, csrf: csrfOf(req, setCookies) }), 'text/html; charset=utf-8', withCookies(setCookies));
+    if (!this.security.tokenRequired) return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/` });
+    if (req.method.toUpperCase() === 'GET') return respond(200, loginPage({ base, title: this.settings.title, csrf: this.csrfOf(req, setCookies) }), 'text/html; charset=utf-8', withCookies(setCookies));
     const form = new URLSearchParams(req.body ?? '');
-    const why = security.checkPost(req, form.get('csrf') ?? undefined, false);
-    if (why) return refuse(req, 403, why);
-    if (!security.isToken(form.get('token') ?? '')) {
-      return respond(401, loginPage({ base, title: settings.title, csrf: csrfOf(req, setCookies), error: 'That is not the operator token.' }), 'text/html; charset=utf-8', withCookies(setCookies));
+    const why = this.security.checkPost(req, form.get('csrf') ?? undefined, false);
+    if (why) return this.refuse(req, 403, why);
+    if (!this.security.isToken(form.get('token') ?? '')) {
+      return respond(401, loginPage({ base, title: this.settings.title, csrf: this.csrfOf(req, setCookies), error: 'That is not the operator token.' }), 'text/html; charset=utf-8', withCookies(setCookies));
     }
-    return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/`, 'set-cookie': [cookie(req, SESSION_COOKIE, security.sessionValue())] });
+    return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/`, 'set-cookie': [this.cookie(req, SESSION_COOKIE, this.security.sessionValue())] });
   }
 
-  function authorize(req: DashboardRequest): DashboardResponse | undefined {
-    const access = security.access(req);
+  authorize(req: DashboardRequest): DashboardResponse | undefined {
+    const access = this.security.access(req);
     const method = req.method.toUpperCase();
     if (!access.ok) {
       if (access.login && method === 'GET' && wantsHtml(req.headers)) return respond(303, '', 'text/plain; charset=utf-8', { location: `${req.base ?? ''}/login` });
-      return refuse(req, access.status, access.error);
+      return this.refuse(req, access.status, access.error);
     }
     // Routes served by a binding (the jobs view) post JSON from their own page: the origin check applies.
     if (method !== 'GET' && method !== 'HEAD' && !access.bearer) {
       const host = header(req.headers, 'host');
       const origin = header(req.headers, 'origin');
-      if (!origin || !host || origin.replace(/^https?:\/\//, '').toLowerCase() !== host.toLowerCase()) return refuse(req, 403, 'the request does not come from the dashboard\'s own page (Origin check)');
+      if (!origin || !host || origin.replace(/^https?:\/\//, '').toLowerCase() !== host.toLowerCase()) return this.refuse(req, 403, 'the request does not come from the dashboard\'s own page (Origin check)');
     }
     return undefined;
   }
 
-  return {
-    options: settings,
-    authorize,
-    async handle(req) {
-      const method = req.method.toUpperCase();
-      const segments = req.path.split('/').filter((s) => s !== '').map(decode);
-      if (segments.some((s) => s === undefined)) return refuse(req, 400, 'the path is not valid percent-encoding');
-      const seg = segments as string[];
-      if (seg[0] === 'assets' && seg.length === 2 && (method === 'GET' || method === 'HEAD')) {
-        if (seg[1] === 'dashboard.css') return respond(200, DASHBOARD_CSS, 'text/css; charset=utf-8');
-        if (seg[1] === 'dashboard.js') return respond(200, DASHBOARD_JS, 'text/javascript; charset=utf-8');
-        return refuse(req, 404, 'not found');
-      }
-      const setCookies: string[] = [];
-      if (seg[0] === 'login' && seg.length === 1 && (method === 'GET' || method === 'POST')) return login(req, setCookies);
-      const access = security.access(req);
-      if (!access.ok) return authorize(req)!;
-      const ctx: PageContext = { base: req.base ?? '', csrf: csrfOf(req, setCookies), now: now() };
-      if (method === 'GET' || method === 'HEAD') return get(req, seg, ctx, setCookies);
-      if (method !== 'POST') return refuse(req, 405, 'use GET to read the dashboard and POST for its actions');
-      if (seg[0] === 'logout' && seg.length === 1) {
-        const why = security.checkPost(req, new URLSearchParams(req.body ?? '').get('csrf') ?? undefined, access.bearer);
-        if (why) return refuse(req, 403, why);
-        return respond(303, '', 'text/plain; charset=utf-8', { location: `${ctx.base}/login`, 'set-cookie': [cookie(req, SESSION_COOKIE, '', 0)] });
-      }
-      if (seg[0] === 'actions' && seg.length === 2) {
-        const outcome = await runActionOrReject(data, security, req, seg[1], access.bearer);
-        return finishAction(req, outcome, access.bearer);
-      }
-      return refuse(req, 404, 'not found');
-    },
-    async close() {
-      await options.sync?.close?.();
-    },
-  };
+  async handle(req: DashboardRequest): Promise<DashboardResponse> {
+    const method = req.method.toUpperCase();
+    const segments = req.path.split('/').filter((s) => s !== '').map(decode);
+    if (segments.some((s) => s === undefined)) return this.refuse(req, 400, 'the path is not valid percent-encoding');
+    const seg = segments as string[];
+    if (seg[0] === 'assets' && seg.length === 2 && (method === 'GET' || method === 'HEAD')) {
+      if (seg[1] === 'dashboard.css') return respond(200, DASHBOARD_CSS, 'text/css; charset=utf-8');
+      if (seg[1] === 'dashboard.js') return respond(200, DASHBOARD_JS, 'text/javascript; charset=utf-8');
+      return this.refuse(req, 404, 'not found');
+    }
+    const setCookies: string[] = [];
+    if (seg[0] === 'login' && seg.length === 1 && (method === 'GET' || method === 'POST')) return this.login(req, setCookies);
+    const access = this.security.access(req);
+    if (!access.ok) return this.authorize(req)!;
+    const ctx: PageContext = { base: req.base ?? '', csrf: this.csrfOf(req, setCookies), now: this.now() };
+    if (method === 'GET' || method === 'HEAD') return this.get(req, seg, ctx, setCookies);
+    if (method !== 'POST') return this.refuse(req, 405, 'use GET to read the dashboard and POST for its actions');
+    if (seg[0] === 'logout' && seg.length === 1) {
+      const why = this.security.checkPost(req, new URLSearchParams(req.body ?? '').get('csrf') ?? undefined, access.bearer);
+      if (why) return this.refuse(req, 403, why);
+      return respond(303, '', 'text/plain; charset=utf-8', { location: `${ctx.base}/login`, 'set-cookie': [this.cookie(req, SESSION_COOKIE, '', 0)] });
+    }
+    if (seg[0] === 'actions' && seg.length === 2) {
+      const outcome = await runActionOrReject(this.data, this.security, req, seg[1], access.bearer);
+      return this.finishAction(req, outcome, access.bearer);
+    }
+    return this.refuse(req, 404, 'not found');
+  }
 }

@@ -87,6 +87,27 @@ describeRedis('dashboard sources on Redis and BullMQ', () => {
     expect(await big.json()).toEqual({ error: 'the body is larger than 16384 bytes' });
   });
 
+  test('in an Express 4 app too: the page, an action, and the jobs view (bull-board) answer', async () => {
+    const express4 = require('express4') as typeof express;
+    const r4 = createDashboardRouter({ sync: createRedisSyncSource({ connection: REDIS_URL, prefix: fleet.prefix }), token: TOKEN });
+    expect(r4.jobs).toBe(true);
+    const s4 = await listen(express4().use('/ops', r4));
+    try {
+      expect((await fetch(`${s4.url}/ops/`, { headers: bearer })).status).toBe(200);
+      const jobs = await fetch(`${s4.url}/ops/jobs/`, { headers: bearer });
+      expect(jobs.status).toBe(200);
+      expect(await jobs.text()).toContain('<base href="/ops/jobs/" />');
+      const api = await fetch(`${s4.url}/ops/jobs/api/queues`, { headers: bearer });
+      expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name)).toEqual(['sync']);
+      expect((await fetch(`${s4.url}/ops/jobs/api/queues`)).status).toBe(401);
+      const res = await postJson(`${s4.url}/ops/actions/run-now`, { connection: fleet.ids[2] });
+      expect(res.status).toBe(200);
+    } finally {
+      await s4.close();
+      await r4.dashboard.close();
+    }
+  });
+
   test('Redis down: the page still answers, in time, and says the sync state cannot be read', async () => {
     const down = createDashboardRouter({ sync: createRedisSyncSource({ connection: 'redis://127.0.0.1:1' }), sourceTimeoutMs: 300, jobs: false });
     const s = await listen(express().use(down));
