@@ -164,8 +164,39 @@ describeRedis('dashboard in a browser', () => {
       expect(anonymous.status).toBe(401);
     });
 
+    test('without JavaScript: the operator logs in, reads the table and acts through plain forms', async () => {
+      const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1500, height: 900 } });
+      try {
+        const plain = await context.newPage();
+        await plain.goto(dashboard.url);
+        await plain.fill('#token', TOKEN);
+        await plain.click('button[type=submit]');
+        await plain.waitForSelector('table.connections');
+        expect(await plain.locator('table.connections tbody tr').count()).toBe(10);
+        const id = fleet.ids[1];
+        const before = (await fleet.health.lastRun(id))!.jobid;
+        await plain.locator(`tr[data-connection="${id}"] button`, { hasText: 'Run now' }).click();
+        await expect(plain.locator('.notice').textContent()).resolves.toContain(`Queued a run of ${id}`);
+        for (let i = 0; i < 100 && (await fleet.health.lastRun(id))!.jobid === before; i++) await new Promise((r) => setTimeout(r, 100));
+        await plain.reload();
+        await expect(plain.locator(`tr[data-connection="${id}"]`).textContent()).resolves.toContain(`job ${before + 1}`);
+        await plain.screenshot({ path: path.join(ARTIFACTS, 'dashboard-no-javascript.png') });
+      } finally {
+        await context.close();
+      }
+    });
+
     test('no key or token appears in any served body or in the processes\' output', async () => {
+      // The JSON views too, as a script reads them.
+      for (const p of ['/api/overview', `/api/connections/${fleet.failing}`, `/api/connections/${fleet.ids[0]}`]) {
+        const res = await fetch(dashboard.url + p, { headers: { authorization: `Bearer ${TOKEN}` } });
+        expect(res.status).toBe(200);
+        served.push({ url: p, body: await res.text() });
+      }
       expect(served.length).toBeGreaterThan(10);
+      // The scan reads real bodies: names are there (so a key would be seen too).
+      expect(served.filter((s) => s.body.includes(fleet.ids[0])).length).toBeGreaterThan(3);
+      expect(served.some((s) => s.url.includes('/jobs/api/'))).toBe(true);
       const outputs = [dashboard.cli.stdout(), dashboard.cli.stderr(), reverse.cli.stdout(), reverse.cli.stderr()];
       for (const secret of [...fleet.secrets, REVERSE_KEY, TOKEN]) {
         for (const s of served) expect({ url: s.url, leaked: s.body.includes(secret) }).toEqual({ url: s.url, leaked: false });
