@@ -1,21 +1,26 @@
 /**
- * Errors raised inside the kit (server, adapters, sync). Each class has a literal `name` and a
- * stable `code`; `docs/errors.md` has a section per code. The HTTP caller's errors are in
- * `client/errors.ts`.
+ * The base of every public error the kit throws, and the errors of the core (adapters, options).
+ * Each class has a literal `name` and a stable string `code`; `docs/errors.md` has a section per
+ * code. `err instanceof StorebridgeError` catches every one of them; the area errors (the caller's
+ * `StoreClientError` family, the reverse connection's, the sync engine's, the store router's HTTP
+ * errors) extend it in their own modules.
  */
 
 export type StorebridgeErrorCode =
   | 'ADAPTER_FAILED'
   | 'ADAPTER_CONTRACT'
   | 'ADAPTER_TIMEOUT'
+  | 'UNSTORABLE_VALUE'
   | 'ITEM_TOO_LARGE'
   | 'INVALID_OPTION'
   | 'SQL_CONNECT'
+  | 'SQL_DRIVER_UNAVAILABLE'
   | 'DASHBOARD_DEPENDENCY'
   | 'DASHBOARD_SOURCE';
 
 export abstract class StorebridgeError extends Error {
-  abstract readonly code: StorebridgeErrorCode;
+  /** Stable, documented in docs/errors.md; the one thing to branch on. */
+  abstract readonly code: string;
 }
 
 /** The adapter threw or rejected. `cause` holds the original error (for logs, never for responses). */
@@ -48,6 +53,24 @@ export class AdapterTimeoutError extends StorebridgeError {
   readonly code = 'ADAPTER_TIMEOUT';
   constructor(readonly operation: string) {
     super(`the data adapter did not answer ${operation} within the time budget`);
+  }
+}
+
+/**
+ * The adapter refuses a write because its database cannot hold a value of the item exactly (a NUL
+ * in a PostgreSQL text key: `_id` or `sku`). Nothing is stored. Adapters throw it instead of
+ * letting a driver error through; the guard passes it on unchanged.
+ */
+export class UnstorableValueError extends StorebridgeError {
+  override readonly name = 'UnstorableValueError';
+  readonly code = 'UNSTORABLE_VALUE';
+  constructor(
+    readonly operation: string,
+    /** The field: `_id`, `sku`, … */
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${operation}: the ${field} cannot be stored: ${detail}`);
   }
 }
 

@@ -5,7 +5,8 @@
  * the store's own `{error}` text when it sent one.
  */
 
-import { fetchFailure } from './fetch-failure';
+import { StorebridgeError } from '../errors';
+import { networkFailure } from '../http/network-failure';
 
 export type StoreClientErrorCode =
   | 'STORE_AUTH'
@@ -34,10 +35,8 @@ export interface StoreErrorContext {
   readonly attempts?: number;
 }
 
-export abstract class StoreClientError extends Error {
-  abstract readonly code: StoreClientErrorCode;
-  /** Whether the caller retries this kind of failure. */
-  abstract readonly retryable: boolean;
+export abstract class StoreClientError extends StorebridgeError {
+  abstract override readonly code: StoreClientErrorCode;
   readonly operation: string;
   readonly method: string;
   readonly url: string;
@@ -66,7 +65,6 @@ export abstract class StoreClientError extends Error {
 export class StoreAuthError extends StoreClientError {
   override readonly name = 'StoreAuthError';
   readonly code = 'STORE_AUTH';
-  readonly retryable = false;
   constructor(context: StoreErrorContext) {
     super('the store refused the SvcKey', context);
   }
@@ -76,7 +74,6 @@ export class StoreAuthError extends StoreClientError {
 export class StoreBadRequestError extends StoreClientError {
   override readonly name = 'StoreBadRequestError';
   readonly code = 'STORE_BAD_REQUEST';
-  readonly retryable = false;
   constructor(context: StoreErrorContext) {
     super('the store rejected the request parameters', context);
   }
@@ -86,7 +83,6 @@ export class StoreBadRequestError extends StoreClientError {
 export class StoreNotFoundError extends StoreClientError {
   override readonly name = 'StoreNotFoundError';
   readonly code = 'STORE_NOT_FOUND';
-  readonly retryable = false;
   constructor(context: StoreErrorContext) {
     super('not found', context);
   }
@@ -96,7 +92,6 @@ export class StoreNotFoundError extends StoreClientError {
 export class StoreRateLimitedError extends StoreClientError {
   override readonly name = 'StoreRateLimitedError';
   readonly code = 'STORE_RATE_LIMITED';
-  readonly retryable = true;
   constructor(context: StoreErrorContext) {
     super('the store kept rate limiting', context);
   }
@@ -106,7 +101,6 @@ export class StoreRateLimitedError extends StoreClientError {
 export class StoreServerError extends StoreClientError {
   override readonly name = 'StoreServerError';
   readonly code = 'STORE_SERVER';
-  readonly retryable = true;
   constructor(context: StoreErrorContext) {
     super('the store failed', context);
   }
@@ -116,7 +110,6 @@ export class StoreServerError extends StoreClientError {
 export class StoreHttpError extends StoreClientError {
   override readonly name = 'StoreHttpError';
   readonly code = 'STORE_HTTP';
-  readonly retryable = false;
   constructor(context: StoreErrorContext) {
     super('unexpected HTTP status', context);
   }
@@ -126,7 +119,6 @@ export class StoreHttpError extends StoreClientError {
 export class StoreTimeoutError extends StoreClientError {
   override readonly name = 'StoreTimeoutError';
   readonly code = 'STORE_TIMEOUT';
-  readonly retryable = true;
   constructor(
     context: StoreErrorContext,
     readonly limit: 'request' | 'budget',
@@ -140,7 +132,6 @@ export class StoreTimeoutError extends StoreClientError {
 export class StoreResponseTooLargeError extends StoreClientError {
   override readonly name = 'StoreResponseTooLargeError';
   readonly code = 'STORE_RESPONSE_TOO_LARGE';
-  readonly retryable = false;
   constructor(
     context: StoreErrorContext,
     readonly limitBytes: number,
@@ -153,7 +144,6 @@ export class StoreResponseTooLargeError extends StoreClientError {
 export class StoreContractError extends StoreClientError {
   override readonly name = 'StoreContractError';
   readonly code = 'STORE_CONTRACT';
-  readonly retryable = false;
   constructor(
     context: StoreErrorContext,
     readonly detail: string,
@@ -166,10 +156,13 @@ export class StoreContractError extends StoreClientError {
 export class StoreNetworkError extends StoreClientError {
   override readonly name = 'StoreNetworkError';
   readonly code = 'STORE_NETWORK';
-  /** False only for a port `fetch` refuses: no attempt can succeed. */
+  /**
+   * False when no attempt can succeed (a port `fetch` refuses, an untrusted certificate): a fact
+   * about the failure, which the retry policy (`lib/http/retry.ts`) reads.
+   */
   readonly retryable: boolean;
   constructor(context: StoreErrorContext, options?: { cause?: unknown }) {
-    const failure = fetchFailure(options?.cause, context.url);
+    const failure = networkFailure(options?.cause, context.url);
     super(`network failure${failure.detail}`, context, options);
     this.retryable = failure.retryable;
   }
@@ -179,7 +172,6 @@ export class StoreNetworkError extends StoreClientError {
 export class StorePagingError extends StoreClientError {
   override readonly name = 'StorePagingError';
   readonly code = 'STORE_PAGING';
-  readonly retryable = false;
   constructor(
     context: StoreErrorContext,
     readonly detail: string,
@@ -192,7 +184,6 @@ export class StorePagingError extends StoreClientError {
 export class StoreAbortedError extends StoreClientError {
   override readonly name = 'StoreAbortedError';
   readonly code = 'STORE_ABORTED';
-  readonly retryable = false;
   constructor(context: StoreErrorContext) {
     super('aborted by the caller', context);
   }

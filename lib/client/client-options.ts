@@ -2,6 +2,11 @@
  * The caller's options, parsed once into a `ClientConfig` (errors name the bad option).
  */
 import { InvalidOptionError } from '../errors';
+import type { FetchLike } from '../http/exchange';
+import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
+
+export type { FetchLike } from '../http/exchange';
+export type { RetryOptions } from '../http/retry';
 
 /** The six webhook operations. */
 export type Operation = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeOrder' | 'writeProduct';
@@ -17,19 +22,6 @@ export interface OperationUrls {
   getOrder?: string;
   writeOrder?: string;
   writeProduct?: string;
-}
-
-export interface RetryOptions {
-  /** Retries after the first attempt (default 3). */
-  limit?: number;
-  /** First backoff step (default 300 ms); step n is `base * 2^n`, capped by `maxDelayMs`. */
-  baseDelayMs?: number;
-  /** Largest backoff step (default 10 s). */
-  maxDelayMs?: number;
-  /** Longest `Retry-After` honoured (default 60 s); a longer one ends the retries. */
-  maxRetryAfterMs?: number;
-  /** Source of randomness for full jitter, in [0, 1) (default `Math.random`). */
-  random?: () => number;
 }
 
 export interface RequestInfo {
@@ -72,7 +64,6 @@ export interface ClientHooks {
  * createStoreClient({ baseUrl, svcKey, fetch: (url, init) => fetch(url, { ...init, dispatcher } as RequestInit) });
  * ```
  */
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface StoreClientOptions {
   /** The store's base URL: operations live at `/products`, `/products/{id}`, `/orders`, … */
@@ -105,7 +96,7 @@ export interface ClientConfig {
   readonly timeoutMs: number;
   readonly totalBudgetMs: number | undefined;
   readonly maxResponseBytes: number;
-  readonly retry: Required<RetryOptions>;
+  readonly retry: RetryPolicy;
   /** The injected fetch, if any. */
   readonly fetch: FetchLike | undefined;
   readonly hooks: Required<ClientHooks>;
@@ -134,20 +125,6 @@ function checkUrl(name: string, v: unknown, svcKey: string): string {
   if (u.username || u.password) throw new InvalidOptionError(name, 'must not carry credentials');
   if (svcKey && v.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the SvcKey header)');
   return v;
-}
-
-export function parseRetry(retry: StoreClientOptions['retry']): Required<RetryOptions> {
-  const r: RetryOptions = typeof retry === 'number' ? { limit: retry } : (retry ?? {});
-  if (typeof r !== 'object') throw new InvalidOptionError('retry', 'must be a number or an object');
-  const random = r.random ?? Math.random;
-  if (typeof random !== 'function') throw new InvalidOptionError('retry.random', 'must be a function');
-  return {
-    limit: positiveInt('retry.limit', r.limit, 3, 0)!,
-    baseDelayMs: positiveInt('retry.baseDelayMs', r.baseDelayMs, 300, 0)!,
-    maxDelayMs: positiveInt('retry.maxDelayMs', r.maxDelayMs, 10_000, 0)!,
-    maxRetryAfterMs: positiveInt('retry.maxRetryAfterMs', r.maxRetryAfterMs, 60_000, 0)!,
-    random,
-  };
 }
 
 export function parseClientOptions(options: StoreClientOptions): ClientConfig {

@@ -2,8 +2,10 @@
  * One HTTP exchange with a store, and the retry loop around it. Everything the caller sends goes
  * through `send`: the key is added as the `SvcKey` header here and nowhere else.
  */
+import { readCappedBody } from '../http/capped-body';
+import { exchangeOf } from '../http/exchange';
+import { retryDecision, type AttemptFailure } from '../http/retry';
 import type { ClientConfig, RequestInfo } from './client-options';
-import { fetchExchange, nodeExchange, type Exchange } from './http-exchange';
 import {
   StoreAbortedError,
   StoreAuthError,
@@ -79,15 +81,6 @@ export function errorForStatus(status: number, context: StoreErrorContext): Stor
   return new StoreHttpError(context);
 }
 
-/** `Retry-After` as milliseconds (delta-seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 const TIMEOUT = Symbol('timeout');
 const BUDGET = Symbol('budget');
 
@@ -100,9 +93,6 @@ function safeHook<A>(hooks: Array<(a: A) => void>, arg: A): void {
     }
   }
 }
-
-/** The injected fetch, or the default transport over node:http. */
-const exchangeOf = (config: ClientConfig): Exchange => (config.fetch ? fetchExchange(config.fetch) : nodeExchange);
 
 async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo, deadline: number | undefined): Promise<HttpResponse> {
   const key = req.svcKey === undefined ? config.svcKey : req.svcKey;
@@ -121,26 +111,14 @@ async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo
   try {
     if (req.signal?.aborted) throw req.signal.reason;
     // Redirects are never followed: a redirect could carry the SvcKey header to another host.
-    const res = await exchangeOf(config)(req.url, { method: req.method, headers, body: req.body, signal: controller.signal });
-    const declared = Number(res.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > config.maxResponseBytes) {
+    const res = await exchangeOf(config.fetch)(req.url, { method: req.method, headers, body: req.body, signal: controller.signal });
+    const body = await readCappedBody(res, config.maxResponseBytes);
+    if (!body.ok) {
+      // Stop reading now: aborting closes the connection instead of draining a huge body.
       controller.abort();
       throw new StoreResponseTooLargeError(context(res.status), config.maxResponseBytes);
     }
-    const chunks: Uint8Array[] = [];
-    let bytes = 0;
-    if (res.body) {
-      for await (const value of res.body) {
-        bytes += value.byteLength;
-        if (bytes > config.maxResponseBytes) {
-          // Stop reading now: aborting closes the connection instead of draining a huge body.
-          controller.abort();
-          throw new StoreResponseTooLargeError(context(res.status), config.maxResponseBytes);
-        }
-        chunks.push(value);
-      }
-    }
-    const text = Buffer.concat(chunks).toString('utf8');
+    const { text, bytes } = body;
     const durationMs = Date.now() - started;
     safeHook(config.hooks.afterResponse, { ...info, status: res.status, bytes, durationMs });
     return { status: res.status, headers: res.headers, text, bytes, durationMs, attempts: info.attempt };
@@ -172,44 +150,50 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** What the retry policy needs to know of a failed attempt. */
+function failureOf(error: StoreClientError, retryAfter: string | null): AttemptFailure {
+  if (error instanceof StoreTimeoutError) return error.limit === 'budget' ? { kind: 'network', retryable: false } : { kind: 'timeout' };
+  if (error instanceof StoreNetworkError) return { kind: 'network', retryable: error.retryable };
+  if (error.status !== undefined && !(error instanceof StoreResponseTooLargeError)) return { kind: 'status', status: error.status, retryAfter };
+  return { kind: 'network', retryable: false }; // aborted, too large: another attempt gets the same
+}
+
 /**
- * Sends a request with retries: network errors, timeouts, 5xx and 429 are retried with
- * exponential backoff and full jitter (`Retry-After` wins when the store sends it); 400, 401, 404
- * and every other status are not. Non-accepted statuses become typed errors.
+ * Sends a request with retries as the configured policy (`lib/http/retry.ts`) says: by default
+ * network errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and full jitter
+ * (`Retry-After` wins on 429 and 503); 400, 401, 404 and other statuses are not. Non-accepted
+ * statuses become typed errors.
  */
 export async function send(config: ClientConfig, req: HttpRequest, stats: TransportStats): Promise<HttpResponse> {
   const deadline = config.totalBudgetMs === undefined ? undefined : Date.now() + config.totalBudgetMs;
-  const limit = req.retryLimit ?? config.retry.limit;
+  const policy = req.retryLimit === undefined ? config.retry : { ...config.retry, limit: req.retryLimit };
   const url = redact(req.url, config.svcKey);
   for (let n = 1; ; n++) {
     const info: RequestInfo = { operation: req.operation, method: req.method, url, attempt: n };
     let error: StoreClientError;
-    let retryAfterMs: number | undefined;
+    let retryAfter: string | null = null;
     if (req.signal?.aborted) throw new StoreAbortedError({ operation: req.operation, method: req.method, url, attempts: n - 1 });
     stats.requests++;
     try {
       const res = await attempt(config, req, info, deadline);
       if ((res.status >= 200 && res.status < 300) || req.accept?.(res.status)) return res;
+      const storeError = storeErrorText(res.text);
       error = errorForStatus(res.status, {
         operation: req.operation,
         method: req.method,
         url,
         status: res.status,
-        storeError: (() => {
-          const t = storeErrorText(res.text);
-          return t === undefined ? undefined : redact(t, config.svcKey);
-        })(),
+        storeError: storeError === undefined ? undefined : redact(storeError, config.svcKey),
         attempts: n,
       });
-      if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+      retryAfter = res.headers.get('retry-after');
     } catch (err) {
       error = err as StoreClientError;
     }
     error.attempts = n;
-    if (!error.retryable || n > limit) throw error;
-    if (retryAfterMs !== undefined && retryAfterMs > config.retry.maxRetryAfterMs) throw error;
-    const step = Math.min(config.retry.maxDelayMs, config.retry.baseDelayMs * 2 ** (n - 1));
-    const delayMs = retryAfterMs ?? Math.floor(config.retry.random() * step);
+    const decision = retryDecision(policy, n, failureOf(error, retryAfter));
+    if (!decision.retry) throw error;
+    const { delayMs } = decision;
     if (deadline !== undefined && Date.now() + delayMs >= deadline) throw error;
     safeHook(config.hooks.beforeRetry, { ...info, error, delayMs });
     stats.retries++;

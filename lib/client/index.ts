@@ -3,6 +3,7 @@
  */
 export * from './client-errors';
 export * from './client-options';
-export { redact, parseRetryAfter, type HttpResponse, type TransportStats } from './client-transport';
+export { redact, type HttpResponse, type TransportStats } from './client-transport';
+export { parseRetry, parseRetryAfter, type RetryPolicy, type AttemptFailure } from '../http/retry';
 export * from './catalog-walk';
 export * from './store-client';

@@ -21,7 +21,7 @@ async function closedPort(): Promise<number> {
 }
 
 test('client: a refused connection names ECONNREFUSED and is retried', async () => {
-  const client = createStoreClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, svcKey: 'k-connect', retry: { limit: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+  const client = createStoreClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, svcKey: 'k-connect', retry: { limit: 2, delay: () => 1 } });
   const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
   expect(err).toBeInstanceOf(StoreNetworkError);
   expect(err.message).toMatch(/network failure \(ECONNREFUSED\)/);
@@ -52,7 +52,7 @@ test('client: the default transport (node:http) reaches port 6000, which fetch r
 });
 
 test('client with the global fetch injected: a port fetch refuses (6000) says so and is not retried', async () => {
-  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', fetch: globalThis.fetch, retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:6000', svcKey: 'k-connect', fetch: globalThis.fetch, retry: { limit: 3, delay: () => 1 } });
   const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e) => e);
   expect(err).toBeInstanceOf(StoreNetworkError);
   expect(err.message).toMatch(/fetch refuses port 6000/);

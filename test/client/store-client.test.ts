@@ -39,7 +39,7 @@ afterEach(async () => {
 
 async function setup(opts: FakeStoreOptions = {}, client: Partial<StoreClientOptions> = {}) {
   store = await startFakeStore({ products, key: KEY, ...opts });
-  return createStoreClient({ baseUrl: store.url, svcKey: KEY, retry: { limit: 3, baseDelayMs: 1 }, ...client });
+  return createStoreClient({ baseUrl: store.url, svcKey: KEY, retry: { limit: 3, delay: () => 1 }, ...client });
 }
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -228,7 +228,7 @@ describe('retries, limits and errors', () => {
   });
 
   test('dropped connections beyond the limit give StoreNetworkError', async () => {
-    const client = await setup({ intercept: ({ req }) => (req.socket.destroy(), true) }, { retry: { limit: 2, baseDelayMs: 1 } });
+    const client = await setup({ intercept: ({ req }) => (req.socket.destroy(), true) }, { retry: { limit: 2, delay: () => 1 } });
     const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreNetworkError);
     expect((err as StoreNetworkError).attempts).toBe(3);
@@ -264,7 +264,7 @@ describe('retries, limits and errors', () => {
   });
 
   test('a store that never answers: timeout per attempt, retried, then StoreTimeoutError', async () => {
-    const client = await setup({ intercept: () => true }, { timeoutMs: 150, retry: { limit: 1, baseDelayMs: 1 } });
+    const client = await setup({ intercept: () => true }, { timeoutMs: 150, retry: { limit: 1, delay: () => 1 } });
     const err = await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreTimeoutError);
     expect(err).toMatchObject({ limit: 'request', attempts: 2 });
@@ -306,7 +306,7 @@ describe('retries, limits and errors', () => {
     const hook = (x: unknown) => seen.push(JSON.stringify(x));
     const client = await setup(
       { intercept: ({ res, req }) => (res.writeHead(500, { 'content-type': 'application/json' }), res.end(JSON.stringify({ error: `bad key ${String(req.headers.svckey)}` })), true) },
-      { retry: { limit: 1, baseDelayMs: 1 }, hooks: { beforeRequest: [hook], afterResponse: [hook], beforeRetry: [hook] } },
+      { retry: { limit: 1, delay: () => 1 }, hooks: { beforeRequest: [hook], afterResponse: [hook], beforeRetry: [hook] } },
     );
     const err = (await client.listProducts({ sortorder: 'asc', jobid: 1 }).catch((e: unknown) => e)) as StoreServerError;
     expect(err).toBeInstanceOf(StoreServerError);

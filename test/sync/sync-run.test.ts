@@ -219,7 +219,7 @@ describe('store misbehaviour in a run', () => {
     store = await startFakeStore({ key: KEY, intercept: ({ res }) => (res.writeHead(500), res.end('{"error":"down"}'), true) });
     const report = await runSync({
       connectionId: 'c',
-      client: createStoreClient({ baseUrl: store.url, svcKey: KEY, retry: { limit: 2, baseDelayMs: 1 } }),
+      client: createStoreClient({ baseUrl: store.url, svcKey: KEY, retry: { limit: 2, delay: () => 1 } }),
       sink: createMemoryAdapter(),
       checkpoints: new MemoryCheckpointStore(),
     });

@@ -29,8 +29,8 @@ import { parseWire } from '../../contract/parse';
 import type { ReverseOrder, ReverseProduct } from '../../contract/reverse';
 import type { Entity, Order, Product } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
-import { fetchFailure } from '../../client/fetch-failure';
-import { fetchExchange, nodeExchange, type Exchange, type ExchangeRequest, type ExchangeResponse } from '../../client/http-exchange';
+import { networkFailure } from '../../http/network-failure';
+import { fetchExchange, nodeExchange, type Exchange, type ExchangeRequest, type ExchangeResponse } from '../../http/exchange';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { z } from 'zod';
@@ -278,7 +278,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       text = Buffer.concat(chunks).toString('utf8');
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
-      throw new ReverseTransportError(method, path, timedOut ? `no answer within ${config.requestTimeoutMs} ms` : `the service could not be reached${fetchFailure(err, config.base).detail}`, { cause: err });
+      throw new ReverseTransportError(method, path, timedOut ? `no answer within ${config.requestTimeoutMs} ms` : `the service could not be reached${networkFailure(err, config.base).detail}`, { cause: err });
     }
     let json: unknown;
     try {

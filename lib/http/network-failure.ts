@@ -1,4 +1,7 @@
-/** Shared by the caller and the reverse daemon; not part of the public API. */
+/**
+ * Why a request never got an answer, in words, and whether another attempt can help: shared by the
+ * caller and the reverse daemon.
+ */
 
 /** OpenSSL's and Node's certificate verdicts: another attempt gets the same certificate. */
 const TLS_TRUST_CODES: ReadonlySet<string> = new Set([
@@ -17,13 +20,13 @@ const TLS_TRUST_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * What a failed `fetch` says about why: the system error code (` (ECONNREFUSED)`), or the inner
+ * What a failed request says about why: the system error code (` (ECONNREFUSED)`), or the inner
  * message. `fetch` fails at once, without connecting, on the Fetch standard's "bad ports" (6000,
  * 6665-6669, 10080, …) while curl and browsers' address bars connect fine: that one is spelt out
  * and is not retryable, nor is a certificate that is not trusted. Messages carry no URL (so no
  * key), only the port.
  */
-export function fetchFailure(cause: unknown, url: string): { detail: string; retryable: boolean } {
+export function networkFailure(cause: unknown, url: string): { detail: string; retryable: boolean } {
   if (!cause || typeof cause !== 'object') return { detail: '', retryable: true };
   const c = cause as { code?: unknown; cause?: { code?: unknown; message?: unknown } };
   const code = typeof c.code === 'string' ? c.code : typeof c.cause?.code === 'string' ? c.cause.code : undefined;

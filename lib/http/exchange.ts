@@ -1,6 +1,6 @@
 /**
- * One HTTP request and its response as a stream of chunks: what an attempt of the caller needs,
- * over an injected `fetch` or, by default, over `node:http` / `node:https`.
+ * One HTTP request and its response as a stream of chunks: what an attempt of the caller (and of
+ * the reverse daemon) needs, over an injected `fetch` or, by default, over `node:http` / `node:https`.
  *
  * Why not the global `fetch` by default: Node 20's `fetch` spends ~0.5 ms of CPU per request
  * beyond `node:http` (web streams set up per response), measured here on 1,000 requests of a
@@ -10,7 +10,9 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { FetchLike } from './client-options';
+
+/** A `fetch`-compatible function (the global `fetch`, undici's, a test double). */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface ExchangeRequest {
   readonly method: 'GET' | 'POST';
@@ -67,4 +69,9 @@ function toHeaders(incoming: IncomingHttpHeaders): Headers {
     else if (value !== undefined) out.set(name, value);
   }
   return out;
+}
+
+/** The injected fetch's exchange, or the default one over `node:http`. */
+export function exchangeOf(fetchImpl: FetchLike | undefined): Exchange {
+  return fetchImpl ? fetchExchange(fetchImpl) : nodeExchange;
 }
