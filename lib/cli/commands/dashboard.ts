@@ -7,94 +7,57 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { parseArgs } from 'node:util';
-import { firstProblem, intArg } from '../args';
+import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
 import type { ReverseSource, SyncSource } from '../../dashboard/dashboard-sources';
 import { MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
 
-export const HELP = `usage: storebridge dashboard [--port P] [--redis URL | --state FILE] [--reverse URL]... [options]
+const SOURCES = 'sources (at least one)';
 
-Serves an HTML dashboard of the sync service's connections (last run, items, errors, next run,
-run history; Run now, Pause, Resume) and of reverse services (state, queue, counts, failures;
-Fetch updates, Send updates), and prints "dashboard on http://HOST:PORT" once ready.
+export const command = defineCommand({
+  name: 'dashboard',
+  usage: '[--port P] [--redis URL | --state FILE] [--reverse URL]... [options]',
+  summary:
+    "Serves an HTML dashboard of the sync service's connections (last run, items, errors, next run, run history; Run now, Pause, Resume) and of reverse services (state, queue, counts, failures; Fetch updates, Send updates), and prints \"dashboard on http://HOST:PORT\" once ready.",
+  flags: {
+    redis: {
+      type: 'string',
+      metavar: 'URL',
+      section: SOURCES,
+      help: "the sync service's Redis: health, run history and BullMQ schedules, with Run now / Pause / Resume and the raw jobs view at /jobs/ (needs bullmq and ioredis; the jobs view needs @bull-board/api and @bull-board/express)",
+    },
+    prefix: { type: 'string', metavar: 'P', section: SOURCES, help: "the sync queue's BullMQ key prefix (default storebridge)" },
+    queue: { type: 'string', metavar: 'NAME', section: SOURCES, help: "the sync queue's name (default sync)" },
+    state: { type: 'string', metavar: 'FILE', section: SOURCES, help: 'a "storebridge sync --state FILE" checkpoint file (one machine; read-only)' },
+    reverse: { type: 'list', metavar: 'URL', section: SOURCES, help: "a reverse service's base URL (its operator routes answer loopback clients, so run the dashboard on its machine)" },
+    port: { type: 'int', metavar: 'P', min: 0, max: 65535, default: 0, help: 'port to listen on; 0 picks a free one' },
+    host: { type: 'string', metavar: 'H', default: '127.0.0.1', help: 'address to listen on; any other than loopback needs --token-env' },
+    'token-env': {
+      type: 'string',
+      metavar: 'ENV',
+      help: `require the operator token held in environment variable ENV (at least ${MIN_TOKEN_LENGTH} characters): browsers log in once, scripts send "Authorization: Bearer TOKEN"`,
+    },
+    title: { type: 'string', metavar: 'T', help: "the page's title (default storebridge)" },
+    'refresh-ms': { type: 'int', metavar: 'MS', min: 0, max: 3_600_000, default: 5_000, help: 'how often the page refreshes itself; 0: never' },
+    'no-jobs': { type: 'boolean', help: 'do not mount the raw jobs view (bull-board)' },
+    'jobs-writable': { type: 'boolean', help: 'let the jobs view retry, promote, clean and remove jobs (default read-only)' },
+  },
+});
 
-sources (at least one):
-  --redis URL          the sync service's Redis: health, run history and BullMQ schedules, with
-                       Run now / Pause / Resume and the raw jobs view at /jobs/ (needs bullmq and
-                       ioredis; the jobs view needs @bull-board/api and @bull-board/express)
-  --prefix P           the sync queue's BullMQ key prefix (default storebridge)
-  --queue NAME         the sync queue's name (default sync)
-  --state FILE         a "storebridge sync --state FILE" checkpoint file (one machine; read-only)
-  --reverse URL        a reverse service's base URL (its operator routes answer loopback clients,
-                       so run the dashboard on its machine); repeat for several
+export const HELP = command.help();
 
-options:
-  --port P             port to listen on; 0 picks a free one (default 0)
-  --host H             address to listen on (default 127.0.0.1); any other needs --token-env
-  --token-env ENV      require the operator token held in environment variable ENV (at least
-                       ${MIN_TOKEN_LENGTH} characters): browsers log in once, scripts send
-                       "Authorization: Bearer TOKEN"
-  --title T            the page's title (default storebridge)
-  --refresh-ms MS      how often the page refreshes itself (default 5000; 0: never)
-  --no-jobs            do not mount the raw jobs view (bull-board)
-  --jobs-writable      let the jobs view retry, promote, clean and remove jobs (default read-only)
-  -h, --help           this text`;
-
-interface Args {
-  port: number;
-  host: string;
-  redis?: string;
-  prefix?: string;
-  queue?: string;
-  state?: string;
-  reverse: string[];
-  token?: string;
-  title?: string;
-  refreshMs: number;
-  jobs: boolean;
-  jobsWritable: boolean;
-}
+type Args = FlagValues<typeof command.spec.flags> & { token?: string };
 
 const LOOPBACK_LISTEN = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|::1)$/i;
 
-function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        redis: { type: 'string' },
-        prefix: { type: 'string' },
-        queue: { type: 'string' },
-        state: { type: 'string' },
-        reverse: { type: 'string', multiple: true },
-        'token-env': { type: 'string' },
-        title: { type: 'string' },
-        'refresh-ms': { type: 'string' },
-        'no-jobs': { type: 'boolean' },
-        'jobs-writable': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const port = intArg('port', values.port, { min: 0, max: 65535, fallback: 0 });
-  const refreshMs = intArg('refresh-ms', values['refresh-ms'], { min: 0, max: 3_600_000, fallback: 5_000 });
-  const problem = firstProblem([port, refreshMs]);
-  if (problem) return problem;
-  if (values.redis !== undefined && !/^rediss?:\/\/./.test(values.redis)) return '--redis must be a redis:// or rediss:// URL';
-  if (values.redis !== undefined && values.state !== undefined) return 'give --redis or --state, not both';
-  if ((values.prefix !== undefined || values.queue !== undefined) && values.redis === undefined) return '--prefix and --queue go with --redis';
-  const reverse = values.reverse ?? [];
-  if (values.redis === undefined && values.state === undefined && reverse.length === 0) return 'nothing to show: give --redis URL, --state FILE or --reverse URL';
+/** The checks across flags; a string is the usage message. */
+function check(v: FlagValues<typeof command.spec.flags>, env: NodeJS.ProcessEnv): Args | string {
+  if (v.redis !== undefined && !/^rediss?:\/\/./.test(v.redis)) return '--redis must be a redis:// or rediss:// URL';
+  if (v.redis !== undefined && v.state !== undefined) return 'give --redis or --state, not both';
+  if ((v.prefix !== undefined || v.queue !== undefined) && v.redis === undefined) return '--prefix and --queue go with --redis';
+  if (v.redis === undefined && v.state === undefined && v.reverse.length === 0) return 'nothing to show: give --redis URL, --state FILE or --reverse URL';
   let token: string | undefined;
-  const tokenEnv = values['token-env'];
+  const tokenEnv = v.tokenEnv;
   if (tokenEnv !== undefined) {
     // The value is never echoed: it may be the token itself, passed by mistake.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) return '--token-env must name an environment variable (letters, digits, _), not hold a value';
@@ -102,22 +65,8 @@ function parse(args: string[], env: NodeJS.ProcessEnv): Args | string {
     if (!token) return `--token-env: environment variable ${tokenEnv} is not set or empty`;
     if (token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) return `--token-env: the token in ${tokenEnv} must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters`;
   }
-  const host = values.host ?? '127.0.0.1';
-  if (!LOOPBACK_LISTEN.test(host) && !token) return `listening on ${host} (not loopback) needs an operator token: --token-env ENV`;
-  return {
-    port: port as number,
-    host,
-    redis: values.redis,
-    prefix: values.prefix,
-    queue: values.queue,
-    state: values.state,
-    reverse,
-    token,
-    title: values.title,
-    refreshMs: refreshMs as number,
-    jobs: !values['no-jobs'],
-    jobsWritable: Boolean(values['jobs-writable']),
-  };
+  if (!LOOPBACK_LISTEN.test(v.host) && !token) return `listening on ${v.host} (not loopback) needs an operator token: --token-env ENV`;
+  return { ...v, token };
 }
 
 /** The sources named on the command line; a string is a one-line problem to print. */
@@ -134,16 +83,15 @@ function openSources(a: Args): { sync?: SyncSource; reverse: ReverseSource[] } |
   }
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parse(args, process.env);
-  if (typeof parsed === 'string') {
-    io.err(`storebridge dashboard: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async ({ values }) => {
+    const parsed = check(values, process.env);
+    if (typeof parsed === 'string') return usageError(command, io, parsed);
+    return serve(parsed, io);
+  });
+}
+
+async function serve(parsed: Args, io: CliIO): Promise<number> {
   const stop = io.shutdownSignal();
   const sources = openSources(parsed);
   if (typeof sources === 'string') {
@@ -151,7 +99,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     return 1;
   }
   const { createDashboardRouter } = require('../../dashboard') as typeof import('../../dashboard');
-  let lastReported = new Map<string, number>();
+  const lastReported = new Map<string, number>();
   let router;
   let server: Server;
   try {
@@ -160,7 +108,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       token: parsed.token,
       title: parsed.title,
       refreshMs: parsed.refreshMs,
-      jobs: parsed.jobs ? 'auto' : false,
+      jobs: parsed.noJobs ? false : 'auto',
       jobsWritable: parsed.jobsWritable,
       // One line per failing source at most once a minute (the page says it too).
       onError: (err, { source }) => {
@@ -190,7 +138,6 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   io.out(`dashboard on http://${host}:${port}`);
   const signal = await stop;
   io.err(`storebridge dashboard: ${signal}, shutting down`);
-  lastReported = new Map();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
