@@ -61,6 +61,8 @@ export interface DashboardRequest {
   remoteAddress?: string;
   /** Where the dashboard is mounted (`''` at the root, `/ops` …), for links. */
   base?: string;
+  /** Whether the request came over HTTPS (cookies are then `Secure`). */
+  secure?: boolean;
 }
 
 export interface DashboardResponse {
@@ -81,6 +83,8 @@ export interface Dashboard {
 const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const SECURITY_HEADERS = { 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin', 'x-frame-options': 'DENY', 'cache-control': 'no-store' };
 const FLASH_COOKIE = 'sb_dash_flash';
+/** Wrong tokens accepted per minute (per process) before the login form answers 429. */
+const MAX_LOGIN_FAILURES = 10;
 
 function intOption(name: string, v: unknown, fallback: number, min: number, max: number): number {
   if (v === undefined) return fallback;
@@ -165,13 +169,18 @@ class DashboardCore {
     private readonly now: () => number,
   ) {}
 
+  /** When the last wrong tokens were tried (one minute's worth), to slow down guessing. */
+  private loginFailures: number[] = [];
+
   refuse(req: DashboardRequest, status: number, error: string): DashboardResponse {
     if (wantsHtml(req.headers)) return respond(status, errorPage({ base: req.base ?? '', title: this.settings.title, status, error }), 'text/html; charset=utf-8');
     return json(status, { error });
   }
 
   cookie(req: DashboardRequest, name: string, value: string, maxAge?: number): string {
-    return `${name}=${value}; Path=${req.base || '/'}; HttpOnly; SameSite=Strict${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
+    // Secure when the page came over HTTPS (directly, or through a proxy that says so).
+    const secure = req.secure || header(req.headers, 'x-forwarded-proto') === 'https';
+    return `${name}=${value}; Path=${req.base || '/'}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
   }
 
   /** The page's synchronizer token, setting the browser's CSRF cookie when it has none. */
@@ -259,7 +268,11 @@ class DashboardCore {
     const form = new URLSearchParams(req.body ?? '');
     const why = this.security.checkPost(req, form.get('csrf') ?? undefined, false);
     if (why) return this.refuse(req, 403, why);
+    const t = this.now();
+    this.loginFailures = this.loginFailures.filter((at) => at > t - 60_000);
+    if (this.loginFailures.length >= MAX_LOGIN_FAILURES) return this.refuse(req, 429, 'too many wrong tokens in the last minute; wait a minute and try again');
     if (!this.security.isToken(form.get('token') ?? '')) {
+      this.loginFailures.push(t);
       return respond(401, loginPage({ base, title: this.settings.title, csrf: this.csrfOf(req, setCookies), error: 'That is not the operator token.' }), 'text/html; charset=utf-8', withCookies(setCookies));
     }
     return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/`, 'set-cookie': [this.cookie(req, SESSION_COOKIE, this.security.sessionValue())] });

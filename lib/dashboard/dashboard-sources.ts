@@ -124,7 +124,19 @@ export interface ReverseConnectionView {
 /** What "Fetch updates" and "Send updates" queue: a push, or a pull of one entity. */
 export type ReverseQueueRequest = { kind: 'push' } | { kind: 'pull'; entity: 'products' | 'orders' };
 
-/** The reverse side of the dashboard: one reverse service. */
+/**
+ * The reverse side of the dashboard: one reverse service.
+ *
+ * @example A reverse service in the same process (no HTTP):
+ * ```ts
+ * const router = createReverseServiceRouter({ adapter, connections: [{ key: process.env.KEY!, name: 'erp-1' }] });
+ * const local: ReverseSource = {
+ *   label: 'this process',
+ *   async connections() { return router.service.connectionNames().map((n) => readReverseView(router.service.status(n))!); },
+ *   async queue(name, request) { return router.service.enqueue(name, request); },
+ * };
+ * ```
+ */
 export interface ReverseSource {
   /** Shown on the page (the service's origin; never a key). */
   readonly label: string;

@@ -182,6 +182,16 @@ describe('with an operator token', () => {
     expect(page.status).toBe(200);
     expect(page.body).toContain('Log out');
     for (const r of [form, wrong, ok, page]) expect(JSON.stringify(r)).not.toContain(TOKEN);
+    // Guessing is slowed down: after 10 wrong tokens in a minute, even the right one waits.
+    for (let i = 0; i < 9; i++) expect((await login(`wrong-token-${i}-000000000`)).status).toBe(401);
+    const limited = await login(TOKEN);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toContain('too many wrong tokens');
+    // Over HTTPS (here: a proxy saying so) the cookies are Secure.
+    const secureForm = await d.handle(request({ path: '/login', headers: { ...h, 'x-forwarded-proto': 'https' } }));
+    expect(cookieOf(secureForm, 'sb_dash_csrf')).toBeTruthy();
+    expect(String(secureForm.headers['set-cookie'])).toContain('; Secure');
+    expect(String(form.headers['set-cookie'])).not.toContain('Secure');
     const out = await d.handle(request({ method: 'POST', path: '/logout', body: `csrf=${encodeURIComponent(csrf)}`, headers: { ...h, origin: 'http://ops.example.com', cookie: `sb_dash_session=${session}; sb_dash_csrf=${nonce}`, 'content-type': 'application/x-www-form-urlencoded' } }));
     expect(out.status).toBe(303);
     expect(cookieOf(out, 'sb_dash_session')).toBe('');

@@ -88,6 +88,7 @@ function toCore(req: Request, body?: string): DashboardRequest {
     headers: req.headers as Headers,
     remoteAddress: req.socket?.remoteAddress,
     base: req.baseUrl ?? '',
+    secure: req.secure,
     ...(body !== undefined ? { body } : {}),
   };
 }
