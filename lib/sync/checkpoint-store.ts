@@ -22,12 +22,12 @@ export interface EntityProgress {
   duplicates: number;
   invalid: number;
   anomalies: number;
-  /** Of `seen`, the stubs of an ids-only list (only id and `last_updated`). */
-  stubs: number;
-  /** Stubs that were new or changed, so their item was fetched by ID. */
-  fetchedById: number;
-  /** What the tolerant reader normalised, by kind (each one a warning, none a failure). */
-  normalised: NormalisationCounts;
+  /** Of `seen`, the stubs of an ids-only list (only id and `last_updated`). The engine always sets it. */
+  stubs?: number;
+  /** Stubs that were new or changed, so their item was fetched by ID. The engine always sets it. */
+  fetchedById?: number;
+  /** What the tolerant reader normalised, by kind (each one a warning, none a failure). The engine always sets it. */
+  normalisations?: NormalisationCounts;
 }
 
 /** The checkpoint of a run in progress. */
@@ -97,7 +97,7 @@ const ProgressSchema = z.object({
   // Checkpoints written before ids-only lists and normalisation counts existed lack these.
   stubs: z.number().default(0),
   fetchedById: z.number().default(0),
-  normalised: z.record(z.string(), z.number()).default({}),
+  normalisations: z.record(z.string(), z.number()).default({}),
 });
 const EntityNumbers = z.object({ products: z.number().optional(), orders: z.number().optional() });
 const PositionSchema = z.union([z.object({ offset: z.number().int().nonnegative() }), z.object({ next: z.string() })]);

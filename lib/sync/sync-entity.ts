@@ -95,14 +95,15 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
   const store = ctx.sink.entity(entity);
   const results = items.length > 0 ? await store.upsertMany(items, { lastUpdated: 'keep', now: ctx.now(), signal }) : [];
   // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
-  const p: EntityProgress = { ...run.progress[entity], normalised: { ...run.progress[entity].normalised } };
+  const before = run.progress[entity];
+  const p: Required<EntityProgress> = { ...before, stubs: before.stubs ?? 0, fetchedById: before.fetchedById ?? 0, normalisations: { ...before.normalisations } };
   // A stub whose item could not be read is counted invalid, not seen.
   p.seen += part.items.length + part.stubs.length - fetched.failed.length;
   p.stubs += part.stubs.length;
   p.fetchedById += fetched.items.length + fetched.failed.length;
   p.unchanged += fetched.current;
   for (const r of results) r.changed ? p.written++ : p.unchanged++;
-  addNormalisations(addNormalisations(p.normalised, part.page.normalisations), fetched.normalisations);
+  addNormalisations(addNormalisations(p.normalisations, part.page.normalisations), fetched.normalisations);
   let hw = run.highWater[entity];
   for (const x of [...part.items, ...part.stubs]) hw = Math.max(hw ?? 0, x.last_updated ?? 0);
   quarantine(ctx, entity, p, [...part.page.invalid, ...fetched.failed]);
@@ -135,5 +136,5 @@ function noteWalkEnd(ctx: RunContext, entity: Entity, summary: WalkSummary): voi
     ctx.listAnomaly(entity, anomaly);
   }
   const placeholder = summary.normalisations['items-total-placeholder'];
-  if (placeholder) addNormalisations(progress.normalised, { 'items-total-placeholder': placeholder });
+  if (placeholder) progress.normalisations = addNormalisations({ ...progress.normalisations }, { 'items-total-placeholder': placeholder });
 }

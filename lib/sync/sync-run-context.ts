@@ -6,14 +6,14 @@
 import type { Entity } from '../contract/webhook';
 import type { GuardedAdapter } from '../adapter-guard';
 import type { WalkAnomaly } from '../client/catalog-walk';
-import type { InvalidItem } from '../client/store-reply';
+import { totalNormalisations, type InvalidItem } from '../client/store-reply';
 import type { EntityProgress, RunCheckpoint, SyncState } from './checkpoint-store';
 import type { EntityReport, SyncEvent, SyncMode, SyncRunOptions } from './sync-run';
 
 /** The first quarantined items and anomalies a report lists (counts are in the entity reports). */
 export const MAX_LISTED = 100;
 
-export const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0, stubs: 0, fetchedById: 0, normalised: {} });
+export const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0, stubs: 0, fetchedById: 0, normalisations: {} });
 
 export class RunContext {
   readonly invalidItems: InvalidItem[] = [];
@@ -114,9 +114,11 @@ export class RunContext {
   }
 
   async entityReport(entity: Entity): Promise<EntityReport> {
+    const progress = this.run.progress[entity];
     return {
       count: await this.sink.entity(entity).count({ signal: new AbortController().signal }),
-      ...this.run.progress[entity],
+      ...progress,
+      normalised: totalNormalisations(progress.normalisations ?? {}),
       itemsTotal: this.itemsTotal[entity],
       complete: Boolean(this.complete[entity]),
     };

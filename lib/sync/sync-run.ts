@@ -22,6 +22,8 @@ export type SyncMode = 'full' | 'incremental';
 export interface EntityReport extends EntityProgress {
   /** Distinct items now in the sink. */
   count: number;
+  /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
+  normalised?: number;
   /** The store's last `itemsTotal`. */
   itemsTotal?: number;
   /** Whether the walk reached its end (or, incremental, its boundary). */
@@ -46,8 +48,8 @@ export interface SyncReport {
   invalidItems: InvalidItem[];
   /** The first anomalies (at most 100). */
   anomalies: Array<WalkAnomaly & { entity: Entity }>;
-  /** Both entities' normalisations, by kind: what the tolerant reader changed, each one a warning. */
-  normalised: NormalisationCounts;
+  /** Both entities' normalisations, by kind: what the tolerant reader changed, each one a warning. The engine always sets it. */
+  normalisations?: NormalisationCounts;
   /** Why the run stopped early; its checkpoint is kept, the next run resumes from it. */
   error?: RunError;
 }
@@ -205,7 +207,7 @@ async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<Sy
     durationMs: ctx.now() - ctx.started,
     invalidItems: ctx.invalidItems,
     anomalies: ctx.anomalies,
-    normalised: addNormalisations(addNormalisations({}, products.normalised), orders.normalised),
+    normalisations: addNormalisations(addNormalisations({}, products.normalisations), orders.normalisations),
     ...(error ? { error } : {}),
   };
   ctx.emit({ type: 'run-end', report });

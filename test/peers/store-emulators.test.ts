@@ -52,7 +52,7 @@ describe.each(STARTERS)('%s', (name, start) => {
     for (const entity of ENTITIES) {
       expect(await sinkContents(sink, entity)).toEqual(byId(store.truth[entity]));
       expect(report[entity]).toMatchObject({ count: store.truth[entity].length, duplicates: 0, invalid: 0, anomalies: 0, complete: true });
-      expect(report[entity].normalised).toEqual(sum(store.tally.counts[entity], WALK_NOTES[name][entity]));
+      expect(report[entity].normalisations).toEqual(sum(store.tally.counts[entity], WALK_NOTES[name][entity]));
     }
     // Every request named its entity through the configured URL's own query.
     expect(store.server.requests.every((u) => ['products', 'orders'].includes(u.searchParams.get('entity') ?? ''))).toBe(true);

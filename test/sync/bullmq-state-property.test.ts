@@ -58,7 +58,7 @@ describeRedis('Redis sync state (properties)', () => {
         anomalies: fc.nat(),
         stubs: fc.nat(),
         fetchedById: fc.nat(),
-        normalised: fc.dictionary(fc.constantFrom('number-from-string', 'next-empty', 'items-total-placeholder'), fc.nat()),
+        normalisations: fc.dictionary(fc.constantFrom('number-from-string', 'next-empty', 'items-total-placeholder'), fc.nat()),
       });
       const hw = fc.record({ products: fc.nat(), orders: fc.nat() }, { requiredKeys: [] });
       const state: fc.Arbitrary<SyncState> = fc.record(

@@ -121,8 +121,8 @@ const entityLine = (entity: Entity, r: EntityReport) =>
  * normalisations of both entities by kind.
  */
 export function jsonLine(report: SyncReport): string {
-  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: totalNormalisations(r.normalised), fetchedById: r.fetchedById });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalised });
+  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {} });
 }
 
 /** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
@@ -131,7 +131,7 @@ export function normalisationWarnings(report: SyncReport): string[] {
     const kinds = Object.entries(counts).sort(([, a], [, b]) => (b ?? 0) - (a ?? 0));
     return `warning: ${entity}: ${totalNormalisations(counts)} normalised (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); see docs/client.md "The tolerant reader"`;
   };
-  return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalised) > 0).map((e) => line(e, report[e].normalised));
+  return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalisations ?? {}) > 0).map((e) => line(e, report[e].normalisations ?? {}));
 }
 
 export function run(args: string[], io: CliIO): Promise<number> {
