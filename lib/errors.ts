@@ -14,7 +14,9 @@ export type StorebridgeErrorCode =
   | 'ITEM_TOO_LARGE'
   | 'INVALID_OPTION'
   | 'SQL_CONNECT'
-  | 'SQL_DRIVER_UNAVAILABLE';
+  | 'SQL_DRIVER_UNAVAILABLE'
+  | 'DASHBOARD_DEPENDENCY'
+  | 'DASHBOARD_SOURCE';
 
 export abstract class StorebridgeError extends Error {
   /** Stable, documented in docs/errors.md; the one thing to branch on. */

@@ -62,6 +62,12 @@ export interface MachineRecords {
   readonly received?: Partial<Record<Entity, readonly string[]>>;
 }
 
+/** A queued transaction as the status view shows it. */
+export type QueuedView =
+  | { readonly kind: 'pull'; readonly entities: readonly Entity[]; readonly entity?: Entity; readonly ids?: readonly string[] }
+  | { readonly kind: 'push'; readonly full?: boolean }
+  | { readonly kind: 'pingsample' };
+
 /** A snapshot of the running transaction, for the status view. */
 export interface CurrentView {
   readonly transaction: number;
@@ -167,9 +173,12 @@ export class ReverseConnectionMachine {
     return this.mode() === 'pingsample' ? 'pingsample' : 'push';
   }
 
-  /** The queued transactions (not the running one). */
-  queued(): readonly QueuedTransaction[] {
-    return this.s.queue.map((t) => ({ ...t }));
+  /** The queued transactions (not the running one); a pull of one entity also names it as `entity`. */
+  queued(): readonly QueuedView[] {
+    return this.s.queue.map((t): QueuedView => {
+      if (t.kind === 'pull') return { ...t, entities: [...t.entities], ...(t.entities.length === 1 ? { entity: t.entities[0] } : {}) };
+      return t.kind === 'push' && !t.full ? { kind: 'push' } : { ...t };
+    });
   }
 
   /**

@@ -20,7 +20,7 @@ import { hasControlCharacter, type Entity } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
 import { ReverseConflictError, ReverseStateError, UnknownConnectionError } from '../reverse-errors';
 import { badRequest, ROUTE_HANDLERS, type CallContext, type ReverseResponse } from './reverse-handlers';
-import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedTransaction, TransactionRequest, TransactionSummary } from './reverse-machine';
+import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, TransactionRequest, TransactionSummary } from './reverse-machine';
 import { ConnectionPersistence, type LoadedConnection, type SampleRecord } from './reverse-persistence';
 import type { StateChange } from './reverse-state-store';
 import { digestOf, parseServiceOptions, type ConnectionConfig, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
@@ -53,7 +53,7 @@ export interface ConnectionStatusView {
   /** Per entity, the `last_updated` of the last item a normal push received, as sent. */
   readonly cursoroffset: { readonly products: number | string; readonly orders: number | string };
   readonly current: CurrentView | null;
-  readonly queue: readonly QueuedTransaction[];
+  readonly queue: readonly QueuedView[];
   readonly products: EntityCounts;
   readonly orders: EntityCounts;
   /** The last failure records (daemon reports, items the service skipped, push items refused), oldest first. */
