@@ -90,9 +90,12 @@ describeRedis('dashboard sources on Redis and BullMQ', () => {
   test('in an Express 4 app too: the page, an action, and the jobs view (bull-board) answer', async () => {
     const express4 = require('express4') as typeof express;
     const r4 = createDashboardRouter({ sync: createRedisSyncSource({ connection: REDIS_URL, prefix: fleet.prefix }), token: TOKEN });
-    expect(r4.jobs).toBe(true);
-    const s4 = await listen(express4().use('/ops', r4));
+    const s4 = await listen(express4().use('/ops', r4)).catch(async (err) => {
+      await r4.dashboard.close();
+      throw err;
+    });
     try {
+      expect(r4.jobs).toBe(true);
       expect((await fetch(`${s4.url}/ops/`, { headers: bearer })).status).toBe(200);
       const jobs = await fetch(`${s4.url}/ops/jobs/`, { headers: bearer });
       expect(jobs.status).toBe(200);
