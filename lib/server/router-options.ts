@@ -7,6 +7,8 @@ import { createHmac } from 'node:crypto';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
+import { KEY_HEADERS } from '../contract/dialects';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIME_BUDGET_MS, INTERFACE_LIMITS } from '../contract/limits';
 import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 import { CursorCodec } from './cursor';
@@ -91,7 +93,21 @@ export interface StoreRouterOptions {
    * Default: none. Exposing them is the owner's choice: mount `metricsHandler(registry)`.
    */
   readonly metrics?: Registry | Metrics;
+  /**
+   * The request headers a key is read from, in order. Default `['SvcKey', 'C2SKey']`: the spec's
+   * name and the one the deployed Click2Sync service sends. Never `Authorization`, never the query.
+   * A request carrying two of them with different values is refused (401).
+   */
+  readonly keyHeaders?: ReadonlyArray<string>;
+  /**
+   * What a list page carries. `full` (default): the items. `stubs`: only `{_id, last_updated}`
+   * (orders also `orderid`), the deployed "list by id" mode: the caller fetches what changed with
+   * `GET {list url}?id=X`.
+   */
+  readonly listing?: Listing;
 }
+
+export type Listing = 'full' | 'stubs';
 
 export interface RouterConfig {
   readonly adapter: GuardedAdapter;
@@ -116,6 +132,10 @@ export interface RouterConfig {
   readonly logger: Logger | undefined;
   readonly logRequests: boolean;
   readonly metrics: StoreMetrics | undefined;
+  /** The key headers as configured (for messages), and lower-cased (for lookups). */
+  readonly keyHeaders: readonly string[];
+  readonly keyHeaderNames: readonly string[];
+  readonly listing: Listing;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -136,6 +156,8 @@ const KNOWN_OPTIONS = new Set([
   'logRequests',
   'jwt',
   'metrics',
+  'keyHeaders',
+  'listing',
 ]);
 const warnedUnknown = new Set<string>();
 
@@ -157,6 +179,32 @@ function describe(value: unknown): string {
 export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
   const logger = parseLogger(options.logger);
+  warnUnknownOptions(options, logger);
+  const keys = parseKeys(options);
+  const sizes = parseSizes(options);
+  const metrics = parseMetrics(options);
+  const adapter = parseAdapter(options);
+  const logRequests = options.logRequests ?? false;
+  if (typeof logRequests !== 'boolean') throw new InvalidOptionError('logRequests', 'expected true or false');
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
+  return {
+    adapter: metrics ? metrics.timeAdapter(adapter) : adapter,
+    ...keys,
+    ...sizes,
+    defaultPagination: oneOf('defaultPagination', options.defaultPagination, ['offset', 'cursor'] as const),
+    listing: oneOf('listing', options.listing, ['full', 'stubs'] as const),
+    rateLimit: parseRateLimit(options.rateLimit),
+    allowedOrderStatuses: parseOrderStatuses(options.allowedOrderStatuses),
+    now,
+    logger,
+    logRequests: logger !== undefined && logRequests,
+    metrics,
+  };
+}
+
+/** Unknown options are warned about once per process (through the logger when there is one). */
+function warnUnknownOptions(options: StoreRouterOptions, logger: Logger | undefined): void {
   for (const name of Object.keys(options)) {
     if (KNOWN_OPTIONS.has(name) || warnedUnknown.has(name)) continue;
     warnedUnknown.add(name);
@@ -164,15 +212,26 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
     if (logger) logger.warn({ option: name }, msg);
     else process.emitWarning(msg, { code: 'STOREBRIDGE_UNKNOWN_OPTION' });
   }
+}
 
+function parseAdapter(options: StoreRouterOptions): GuardedAdapter {
   if (!options.adapter) throw new InvalidOptionError('adapter', 'an adapter is required');
-  let adapter: GuardedAdapter;
   try {
-    adapter = guardAdapter(options.adapter);
+    return guardAdapter(options.adapter);
   } catch (err) {
     throw new InvalidOptionError('adapter', (err as Error).message);
   }
+}
 
+/** The first of `choices` when absent, else one of them. */
+function oneOf<const T extends string>(name: string, value: unknown, choices: readonly T[]): T {
+  if (value === undefined) return choices[0];
+  if (!choices.includes(value as T)) throw new InvalidOptionError(name, `expected ${choices.map((c) => `"${c}"`).join(' or ')}, got ${describe(value)}`);
+  return value as T;
+}
+
+/** The key check (`svcKeys`, `jwt` or `keyVerifier`), the cursor secret and the key header names. */
+function parseKeys(options: StoreRouterOptions): Pick<RouterConfig, 'verifier' | 'cursors' | 'keyHeaders' | 'keyHeaderNames'> {
   let verifier: KeyVerifier;
   let derivedSecret: Buffer | undefined;
   if (options.keyVerifier !== undefined) {
@@ -204,87 +263,77 @@ export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
   } else {
     throw new InvalidOptionError('cursorSecret', `required with ${options.keyVerifier ? 'a keyVerifier' : 'jwt keys'} (there are no static keys to derive it from)`);
   }
+  const keyHeaders = parseKeyHeaders(options.keyHeaders);
+  return { verifier, cursors: new CursorCodec(secret), keyHeaders, keyHeaderNames: keyHeaders.map((h) => h.toLowerCase()) };
+}
 
+/** An HTTP token (RFC 9110), and not a header that carries something else. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+const NOT_KEY_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length']);
+
+function parseKeyHeaders(value: unknown): string[] {
+  if (value === undefined) return [...KEY_HEADERS];
+  if (!Array.isArray(value) || value.length === 0) throw new InvalidOptionError('keyHeaders', 'expected a non-empty array of header names');
+  const seen = new Set<string>();
+  value.forEach((name: unknown, i) => {
+    if (typeof name !== 'string' || !HEADER_NAME.test(name)) throw new InvalidOptionError(`keyHeaders[${i}]`, `expected an HTTP header name, got ${describe(name)}`);
+    const lower = name.toLowerCase();
+    if (NOT_KEY_HEADERS.has(lower)) throw new InvalidOptionError(`keyHeaders[${i}]`, `a key is never read from ${name}`);
+    if (seen.has(lower)) throw new InvalidOptionError(`keyHeaders[${i}]`, `${name} is listed twice`);
+    seen.add(lower);
+  });
+  return [...value];
+}
+
+/** Page and body sizes and the time budget. */
+function parseSizes(options: StoreRouterOptions): Pick<RouterConfig, 'pageSize' | 'maxPageSize' | 'maxPageBytes' | 'maxBodyBytes' | 'timeBudgetMs'> {
   const pageSize = positiveInt('pageSize', options.pageSize, 20, 100_000);
   const maxPageSize = positiveInt('maxPageSize', options.maxPageSize, Math.max(1000, pageSize), 100_000);
   if (pageSize > maxPageSize) throw new InvalidOptionError('pageSize', `must not exceed maxPageSize (${maxPageSize})`);
-  const maxPageBytes = positiveInt('maxPageBytes', options.maxPageBytes, 10_000_000, 1_000_000_000);
+  const maxPageBytes = positiveInt('maxPageBytes', options.maxPageBytes, INTERFACE_LIMITS.maxPageBytes, 1_000_000_000);
   if (maxPageBytes < 256) throw new InvalidOptionError('maxPageBytes', 'must be at least 256 bytes (room for the envelope)');
-  const maxBodyBytes = positiveInt('maxBodyBytes', options.maxBodyBytes, 10 * 1024 * 1024, 1_000_000_000);
-  const timeBudgetMs = positiveInt('timeBudgetMs', options.timeBudgetMs, 50_000, 60_000);
+  const maxBodyBytes = positiveInt('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 1_000_000_000);
+  const timeBudgetMs = positiveInt('timeBudgetMs', options.timeBudgetMs, DEFAULT_TIME_BUDGET_MS, INTERFACE_LIMITS.requestTimeMs);
+  return { pageSize, maxPageSize, maxPageBytes, maxBodyBytes, timeBudgetMs };
+}
 
-  const pagination = options.defaultPagination ?? 'offset';
-  if (pagination !== 'offset' && pagination !== 'cursor') {
-    throw new InvalidOptionError('defaultPagination', `expected "offset" or "cursor", got ${describe(pagination)}`);
-  }
-
-  let rateLimit: RouterConfig['rateLimit'];
-  const rl = options.rateLimit;
-  if (rl === false) rateLimit = false;
-  else if (rl === undefined || (typeof rl === 'object' && rl !== null && !Array.isArray(rl))) {
-    const r = rl ?? {};
-    const fa = r.failedAuth;
-    if (fa !== undefined && fa !== false && (typeof fa !== 'object' || fa === null)) {
-      throw new InvalidOptionError('rateLimit.failedAuth', 'expected false or {limit?, windowMs?, store?}');
-    }
-    rateLimit = {
-      limit: positiveInt('rateLimit.limit', r.limit, 1200),
-      windowMs: positiveInt('rateLimit.windowMs', r.windowMs, 60_000, 2 ** 31 - 1),
-      store: r.store,
-      failedAuth:
-        fa === false
-          ? false
-          : {
-              limit: positiveInt('rateLimit.failedAuth.limit', fa?.limit, 100),
-              windowMs: positiveInt('rateLimit.failedAuth.windowMs', fa?.windowMs, 60_000, 2 ** 31 - 1),
-              store: fa?.store,
-            },
-    };
-  } else {
+function parseRateLimit(rl: StoreRouterOptions['rateLimit']): RouterConfig['rateLimit'] {
+  if (rl === false) return false;
+  if (rl !== undefined && (typeof rl !== 'object' || rl === null || Array.isArray(rl))) {
     throw new InvalidOptionError('rateLimit', `expected false or {limit?, windowMs?, store?, failedAuth?}, got ${describe(rl)}`);
   }
-
-  let allowedOrderStatuses: ReadonlySet<string> | null;
-  const statuses = options.allowedOrderStatuses;
-  if (statuses === null) allowedOrderStatuses = null;
-  else if (statuses === undefined) allowedOrderStatuses = new Set(ORDER_STATUSES);
-  else if (Array.isArray(statuses) && statuses.length > 0 && statuses.every((s) => typeof s === 'string' && s !== '')) {
-    allowedOrderStatuses = new Set(statuses);
-  } else {
-    throw new InvalidOptionError('allowedOrderStatuses', 'expected null (any status) or a non-empty array of non-empty strings');
+  const r = rl ?? {};
+  const fa = r.failedAuth;
+  if (fa !== undefined && fa !== false && (typeof fa !== 'object' || fa === null)) {
+    throw new InvalidOptionError('rateLimit.failedAuth', 'expected false or {limit?, windowMs?, store?}');
   }
-
-  const now = options.now ?? Date.now;
-  if (typeof now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
-
-  const logRequests = options.logRequests ?? false;
-  if (typeof logRequests !== 'boolean') throw new InvalidOptionError('logRequests', 'expected true or false');
-
-  let metrics: StoreMetrics | undefined;
-  if (options.metrics !== undefined) {
-    try {
-      metrics = createStoreMetrics(options.metrics);
-    } catch (err) {
-      throw new InvalidOptionError('metrics', (err as Error).message);
-    }
-    adapter = metrics.timeAdapter(adapter);
-  }
-
   return {
-    adapter,
-    verifier,
-    pageSize,
-    maxPageSize,
-    maxPageBytes,
-    maxBodyBytes,
-    timeBudgetMs,
-    cursors: new CursorCodec(secret),
-    defaultPagination: pagination,
-    rateLimit,
-    allowedOrderStatuses,
-    now,
-    logger,
-    logRequests: logger !== undefined && logRequests,
-    metrics,
+    limit: positiveInt('rateLimit.limit', r.limit, 1200),
+    windowMs: positiveInt('rateLimit.windowMs', r.windowMs, 60_000, 2 ** 31 - 1),
+    store: r.store,
+    failedAuth:
+      fa === false
+        ? false
+        : {
+            limit: positiveInt('rateLimit.failedAuth.limit', fa?.limit, 100),
+            windowMs: positiveInt('rateLimit.failedAuth.windowMs', fa?.windowMs, 60_000, 2 ** 31 - 1),
+            store: fa?.store,
+          },
   };
+}
+
+function parseOrderStatuses(statuses: StoreRouterOptions['allowedOrderStatuses']): ReadonlySet<string> | null {
+  if (statuses === null) return null;
+  if (statuses === undefined) return new Set(ORDER_STATUSES);
+  if (Array.isArray(statuses) && statuses.length > 0 && statuses.every((s) => typeof s === 'string' && s !== '')) return new Set(statuses);
+  throw new InvalidOptionError('allowedOrderStatuses', 'expected null (any status) or a non-empty array of non-empty strings');
+}
+
+function parseMetrics(options: StoreRouterOptions): StoreMetrics | undefined {
+  if (options.metrics === undefined) return undefined;
+  try {
+    return createStoreMetrics(options.metrics);
+  } catch (err) {
+    throw new InvalidOptionError('metrics', (err as Error).message);
+  }
 }

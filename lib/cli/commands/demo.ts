@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto';
 import type { CliIO } from '../io';
 import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, openAdapter } from '../adapter-spec';
 import { parseServeArgs } from './serve';
-import { lineLogger, startStoreServer } from '../../server/store-server';
+import { seedDemo } from '../../demo/seed-demo';
+import { lineLogger, startStoreServer } from '../../host';
 
 export const HELP = `usage: storebridge demo [options]
 
@@ -29,6 +30,7 @@ options:
   --key K            the SvcKey to require (or STOREBRIDGE_KEY); default: a printed throwaway key
   --pagination MODE  offset | cursor: how a list request with neither offset nor next is answered
                      (default offset); both strategies are always accepted
+  --listing MODE     full | stubs: list items, or only {_id, last_updated} stubs (read by ?id=)
   --page-size N      items per list page (default 20)
   --rate-limit N|off requests per minute per key (default 1200)
   --exit             stop after the tour
@@ -72,8 +74,9 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       key,
       port: parsed.port,
       host: parsed.host,
-      demo: count,
+      seed: count > 0 ? (a, signal) => seedDemo(a, count, signal) : undefined,
       pagination: parsed.pagination,
+      listing: parsed.listing,
       pageSize: parsed.pageSize,
       rateLimit: parsed.rateLimit,
       logger: lineLogger(io.err),

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
-import { seedDemo } from '../../server/store-server';
+import { seedDemo } from '../../demo/seed-demo';
 import { createReverseServiceRouter } from '../../reverse/service/reverse-router';
 
 export const HELP = `usage: storebridge reverse-service --port P --connection KEY [options]

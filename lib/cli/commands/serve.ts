@@ -11,10 +11,11 @@ import { parseArgs } from 'node:util';
 import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
 import type { CliIO } from '../io';
-import { lineLogger, startStoreServer } from '../../server/store-server';
+import { seedDemo } from '../../demo/seed-demo';
+import { lineLogger, startStoreServer } from '../../host';
 import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier';
 import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-rate-limit';
-import type { Pagination, RateLimitOptions } from '../../server/router-options';
+import type { Listing, Pagination, RateLimitOptions } from '../../server/router-options';
 
 export const HELP = `usage: storebridge serve --port P --key K [options]
 
@@ -29,6 +30,9 @@ options:
   --adapter SPEC           ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
   --pagination MODE        offset | cursor: how a list request with neither offset nor next is
                            answered (default offset); both strategies are always accepted
+  --listing MODE           full | stubs: list pages carry the items (default), or only
+                           {_id, last_updated} stubs (orders also orderid), each item then read
+                           with GET /products?id=X (the deployed "list by id" mode)
   --page-size N            items per list page (default 20)
   --rate-limit N|off       requests per minute per key (default 1200)
   --host H                 address to listen on (default 127.0.0.1)
@@ -54,6 +58,7 @@ export interface ServeArgs {
   demo: number;
   adapter: string;
   pagination: Pagination;
+  listing: Listing;
   pageSize: number | undefined;
   rateLimit: false | RateLimitOptions | undefined;
   /** The scale options (serve only; `storebridge demo` refuses them). */
@@ -94,6 +99,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
         demo: { type: 'string' },
         adapter: { type: 'string' },
         pagination: { type: 'string' },
+        listing: { type: 'string' },
         'page-size': { type: 'string' },
         'rate-limit': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -115,6 +121,8 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
   if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) return 'the key must be visible ASCII characters without spaces';
   const pagination = values.pagination ?? 'offset';
   if (pagination !== 'offset' && pagination !== 'cursor') return '--pagination must be offset or cursor';
+  const listing = values.listing ?? 'full';
+  if (listing !== 'full' && listing !== 'stubs') return '--listing must be full or stubs';
   let rateLimit: false | RateLimitOptions | undefined;
   const rl = values['rate-limit'];
   if (rl === 'off') rateLimit = false;
@@ -131,6 +139,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequ
     demo: demo as number,
     adapter: values.adapter ?? defaultAdapterSpec(),
     pagination,
+    listing,
     pageSize: pageSize as number | undefined,
     rateLimit,
     scale: scaleArgs,
@@ -213,8 +222,9 @@ export async function run(args: string[], io: CliIO): Promise<number> {
       key: parsed.key,
       port: parsed.port,
       host: parsed.host,
-      demo: parsed.demo,
+      seed: parsed.demo > 0 ? (a, signal) => seedDemo(a, parsed.demo, signal) : undefined,
       pagination: parsed.pagination,
+      listing: parsed.listing,
       pageSize: parsed.pageSize,
       rateLimit,
       logger: lineLogger(io.err),
