@@ -260,7 +260,7 @@ describe('handleWrite: creates (no id, no body _id: the store assigns the id)', 
   it("the adapter's newId is used (and gets the entity and the item)", async () => {
     const s = setup();
     const seen: unknown[] = [];
-    const inner = Object.assign(s.spy, { newId: async (entity: string, item: { sku?: string }) => (seen.push([entity, item.sku]), `P-${seen.length}`) });
+    const inner: StoreAdapter = Object.assign(s.spy, { newId: async (entity: string, item: object) => (seen.push([entity, (item as Product).sku]), `P-${seen.length}`) });
     const adapter = guardAdapter(inner);
     const res = await handleWrite(adapter, 'products', {}, product(), s.config, signal);
     expect(res).toMatchObject({ status: 200, body: { product: { _id: 'P-1', sku: 'SKU-NEW-1' } } });
