@@ -1,57 +1,41 @@
 /**
- * `storebridge openapi [--only webhooks|reverse] [--server URL]`
+ * `storebridge openapi [--only webhooks|reverse] [--server URL] [--compact]`
  *
  * Prints the OpenAPI 3.1 document (JSON) of the store webhooks and the reverse-connection API,
  * generated from the contract's zod schemas (docs/openapi.md).
  */
-import { parseArgs } from 'node:util';
-import type { CliIO } from '../io';
-import { createOpenApiDocument, OPENAPI_PARTS, type OpenApiPart } from '../../openapi';
 import { InvalidOptionError } from '../../errors';
+import { createOpenApiDocument, OPENAPI_PARTS, type OpenApiPart } from '../../openapi';
+import { defineCommand, runCommand, usageError } from '../flags';
+import type { CliIO } from '../io';
 
-export const HELP = `usage: storebridge openapi [options]
+export const command = defineCommand({
+  name: 'openapi',
+  usage: '[options]',
+  summary: 'Prints the OpenAPI 3.1 document (JSON) of the connector interface, generated from the contract.',
+  flags: {
+    only: { type: 'string', metavar: 'PART', choices: OPENAPI_PARTS, help: "webhooks (the store's endpoints) or reverse (the service's {P}/… API); default: both" },
+    server: { type: 'string', metavar: 'URL', help: 'the server base URL written in servers[0], e.g. https://shop.example.com/sync' },
+    compact: { type: 'boolean', help: 'one line instead of indented JSON' },
+  },
+  epilogue: 'Example: storebridge openapi --only webhooks --server https://shop.example.com/sync > openapi.json',
+});
 
-Prints the OpenAPI 3.1 document (JSON) of the connector interface, generated from the contract.
+export const HELP = command.help();
 
-options:
-  --only PART          webhooks (the store's endpoints) or reverse (the service's {P}/… API);
-                       default: both
-  --server URL         the server base URL written in servers[0], e.g. https://shop.example.com/sync
-  --compact            one line instead of indented JSON
-  -h, --help           this text
-
-Example: storebridge openapi --only webhooks --server https://shop.example.com/sync > openapi.json`;
-
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async ({ values }) => {
+    let doc;
+    try {
+      doc = createOpenApiDocument({
+        ...(values.only ? { include: [values.only as OpenApiPart] } : {}),
+        ...(values.server !== undefined ? { serverUrl: values.server } : {}),
+      });
+    } catch (err) {
+      if (err instanceof InvalidOptionError && err.option === 'serverUrl') return usageError(command, io, '--server must be an absolute http(s) URL without credentials, query or fragment');
+      throw err;
+    }
+    io.out(values.compact ? JSON.stringify(doc) : JSON.stringify(doc, null, 2));
     return 0;
-  }
-  const usage = (msg: string) => (io.err(`storebridge openapi: ${msg}\n\n${HELP}`), 2);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: { only: { type: 'string' }, server: { type: 'string' }, compact: { type: 'boolean' } },
-    }));
-  } catch (err) {
-    return usage((err as Error).message);
-  }
-  if (values.only !== undefined && !(OPENAPI_PARTS as readonly string[]).includes(values.only)) {
-    return usage(`--only must be ${OPENAPI_PARTS.join(' or ')}, got ${JSON.stringify(values.only.slice(0, 40))}`);
-  }
-  let doc;
-  try {
-    doc = createOpenApiDocument({
-      ...(values.only ? { include: [values.only as OpenApiPart] } : {}),
-      ...(values.server !== undefined ? { serverUrl: values.server } : {}),
-    });
-  } catch (err) {
-    if (err instanceof InvalidOptionError && err.option === 'serverUrl') return usage('--server must be an absolute http(s) URL without credentials, query or fragment');
-    throw err;
-  }
-  io.out(values.compact ? JSON.stringify(doc) : JSON.stringify(doc, null, 2));
-  return 0;
+  });
 }

@@ -1,0 +1,127 @@
+/**
+ * The options toolkit every factory uses (`createStoreRouter`, `createStoreClient`,
+ * `createReverseService`, `createDaemon`, the sync engine, …): a factory declares its options once,
+ * as a zod object built from the readers below, and parses what it is given once into a config.
+ * The declaration is the option's type, its check and its message at the same time.
+ *
+ * One policy for every factory:
+ * - a bad value throws `InvalidOptionError` naming the option by its dotted path (`retry.limit`) and
+ *   saying what was expected;
+ * - an unknown option throws too, with the closest known name when there is one: a misspelt
+ *   `ratelimit: false` must not leave rate limiting silently on (the CLI refuses unknown flags the
+ *   same way, `lib/cli/flags.ts`).
+ *
+ * @example
+ * ```ts
+ * import { z } from 'zod';
+ * import { defineOptions, opt } from '../options'; // inside the kit: factories parse with it
+ *
+ * const parseWidgetOptions = defineOptions('createWidget', {
+ *   adapter: opt.object<StoreAdapter>('a store adapter'),
+ *   pageSize: opt.int({ min: 1, max: 10_000 }).default(100),
+ *   logger: opt.logger().optional(),
+ * });
+ * const config = parseWidgetOptions(options); // { adapter, pageSize: number, logger?: Logger }
+ * ```
+ */
+import { z } from 'zod';
+import { InvalidOptionError } from './errors';
+import type { Logger } from './logger';
+
+/** A parser of one factory's options: throws `InvalidOptionError`, returns the typed config. */
+export type OptionsParser<S extends z.ZodRawShape> = (options: unknown) => z.output<z.ZodObject<S>>;
+
+/**
+ * Declares a factory's options. `factory` names it in messages (`… is not an option of
+ * createStoreRouter`). Members left `undefined` count as absent.
+ */
+export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S): OptionsParser<S> {
+  const schema = z.strictObject(shape);
+  const known = Object.keys(shape);
+  return (options) => {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `${factory} expects an options object`);
+    const parsed = schema.safeParse(options);
+    if (parsed.success) return parsed.data;
+    throw optionError(factory, known, parsed.error.issues[0]);
+  };
+}
+
+function optionError(factory: string, known: readonly string[], issue: z.core.$ZodIssue): InvalidOptionError {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const name = path ? `${path}.${key}` : key;
+    const near = path ? undefined : closest(key, known);
+    return new InvalidOptionError(name, `is not an option of ${factory}${near ? ` (did you mean "${near}"?)` : ''}`);
+  }
+  return new InvalidOptionError(path || 'options', issue.message);
+}
+
+/** The known name within edit distance 2 of `name` (case-insensitive), if one is. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length];
+}
+
+/** Readers for the kinds of options factories take, each with a message that completes "<option> …". */
+export const opt = {
+  /** A safe integer in `[min, max]`. */
+  int({ min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER, unit = '' }: { min?: number; max?: number; unit?: string } = {}) {
+    const message = `must be an integer from ${min} to ${max}${unit ? ` (${unit})` : ''}`;
+    return z.number({ error: message }).int(message).min(min, message).max(max, message);
+  },
+  /** A non-empty string without control characters (names, URLs, prefixes). */
+  text(what = 'a non-empty string') {
+    return z.string({ error: `must be ${what}` }).min(1, `must be ${what}`).regex(/^[^\u0000-\u001f]*$/, 'must not contain control characters');
+  },
+  /** One of fixed values. */
+  oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+    return z.enum(values, { error: `must be ${values.map((v) => JSON.stringify(v)).join(' or ')}` });
+  },
+  boolean() {
+    return z.boolean({ error: 'must be true or false' });
+  },
+  /** A function (callbacks, hooks, an injected `fetch` or clock). */
+  fn<F extends (...args: never[]) => unknown>(what = 'a function') {
+    return z.custom<F>((v) => typeof v === 'function', { error: `must be ${what}` });
+  },
+  /** An object the kit only passes on or calls into (an adapter, a Redis client, a registry). */
+  object<T extends object>(what: string, check: (v: object) => boolean = () => true) {
+    return z.custom<T>((v) => typeof v === 'object' && v !== null && !Array.isArray(v) && check(v), { error: `must be ${what}` });
+  },
+  /** A pino-like logger: an object with `info`, `warn` and `error` methods (`child` optional). */
+  logger() {
+    return opt.object<Logger>('a pino-like logger (an object with info, warn and error methods)', (v) => {
+      const l = v as Record<string, unknown>;
+      return ['info', 'warn', 'error'].every((m) => typeof l[m] === 'function') && (l.child === undefined || typeof l.child === 'function');
+    });
+  },
+  /** An absolute http(s) URL without credentials (they would end up in logs). */
+  httpUrl() {
+    return z
+      .string({ error: 'must be an http(s) URL' })
+      .refine((v) => {
+        try {
+          const u = new URL(v);
+          return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+        } catch {
+          return false;
+        }
+      }, 'must be an absolute http(s) URL without credentials');
+  },
+};
