@@ -158,10 +158,10 @@ describe('keyHeaders: the header names are configurable', () => {
 
   it.each([
     ['keyHeaders', []],
-    ['keyHeaders[0]', ['Authorization']],
-    ['keyHeaders[1]', ['SvcKey', 'Cookie']],
-    ['keyHeaders[0]', ['has space']],
-    ['keyHeaders[1]', ['SvcKey', 'svckey']],
+    ['keyHeaders.0', ['Authorization']],
+    ['keyHeaders.1', ['SvcKey', 'Cookie']],
+    ['keyHeaders.0', ['has space']],
+    ['keyHeaders.1', ['SvcKey', 'svckey']],
   ])('refuses %s = %p', (option, keyHeaders) => {
     expect(() => parseRouterOptions({ adapter: createMemoryAdapter(), svcKeys: [KEY], keyHeaders })).toThrow(`invalid option "${option}"`);
   });

@@ -326,6 +326,10 @@ describe('options', () => {
     ['rateLimit', { rateLimit: true as never }],
     ['rateLimit.limit', { rateLimit: { limit: -5 } }],
     ['rateLimit.failedAuth', { rateLimit: { failedAuth: 3 as never } }],
+    ['rateLimit.failedAuth.limit', { rateLimit: { failedAuth: { limit: 0 } } }],
+    ['rateLimit.store', { rateLimit: { store: {} as never } }],
+    ['listing', { listing: 'ids' as never }],
+    ['keyHeaders', { keyHeaders: [] }],
     ['allowedOrderStatuses', { allowedOrderStatuses: [] }],
     ['now', { now: 5 as never }],
     ['logger', { logger: console.log as never }],
@@ -345,13 +349,14 @@ describe('options', () => {
     }
   });
 
-  it('unknown options are warned about once, through the logger', () => {
-    const warnings: unknown[] = [];
-    const logger = { info() {}, error() {}, warn: (o: object, m?: string) => void warnings.push([o, m]) };
-    const opts = { adapter, svcKeys: [KEY], logger, pageSzie: 50 } as StoreRouterOptions;
-    parseRouterOptions(opts);
-    parseRouterOptions(opts);
-    expect(warnings).toEqual([[{ option: 'pageSzie' }, 'storebridge: unknown store router option "pageSzie" is ignored']]);
+  it('an unknown option is refused, with the closest known name (one policy with every factory)', () => {
+    expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], pageSzie: 50 } as StoreRouterOptions)).toThrow('invalid option "pageSzie": is not an option of createStoreRouter (did you mean "pageSize"?)');
+    expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], ratelimit: false } as StoreRouterOptions)).toThrow('(did you mean "rateLimit"?)');
+    expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], rateLimit: { failedAuth: { limt: 3 } } } as never)).toThrow('invalid option "rateLimit.failedAuth.limt"');
+  });
+
+  it('undefined members count as absent (hosts pass their own optional settings through)', () => {
+    expect(parseRouterOptions({ adapter, svcKeys: [KEY], pageSize: undefined, rateLimit: undefined, logger: undefined, listing: undefined })).toMatchObject({ pageSize: 20, listing: 'full', rateLimit: { limit: 1200 } });
   });
 
   it('defaults', () => {
