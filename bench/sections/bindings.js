@@ -9,29 +9,8 @@
  * order rotating every round (A B C D, B C D A, …); autocannon in its own process.
  * Targets (issue 13): node:http binding ≥ 1.3× Fastify, Express binding ≥ 1.1× Fastify.
  */
-const path = require('node:path');
-const kit = require('../lib/kit');
-const { startServer, autocannon } = require('../lib/proc');
+const { rotate } = require('../lib/page-bench');
 const { summary, ratios } = require('../lib/stats');
-
-const SERVER = path.join(__dirname, '..', 'servers', 'page-server.js');
-
-async function measure(kind, { catalog, warmupS, durationS, connections }) {
-  const s = await startServer(SERVER, [kind, String(catalog)]);
-  try {
-    const url = `http://127.0.0.1:${s.port}/products?sortorder=asc&jobid=1&offset=0`;
-    const headers = { svckey: kit.BENCH_KEY };
-    await autocannon(url, { connections, durationS: warmupS, headers });
-    const cpu0 = await s.cpuMicros();
-    const r = await autocannon(url, { connections, durationS, headers });
-    const cpu1 = await s.cpuMicros();
-    const done = r.requests.total;
-    if (r.non2xx || r.errors || done === 0) throw new Error(`${kind}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    return { rps: done / durationS, cpuUsPerReq: (cpu1 - cpu0) / done, p99Ms: r.latency.p99, bytes: s.bytes };
-  } finally {
-    await s.stop();
-  }
-}
 
 const KINDS = ['kit', 'kit-listener', 'kit-fetch', 'fastify', 'kit-listener-rl'];
 
@@ -39,13 +18,7 @@ async function run({ quick }) {
   const opts = quick
     ? { reps: 3, warmupS: 0.5, durationS: 1.5, connections: 10, catalog: 1000 }
     : { reps: 5, warmupS: 2, durationS: 5, connections: 10, catalog: 1000 };
-  const runs = Object.fromEntries(KINDS.map((k) => [k, []]));
-  for (let r = 0; r < opts.reps; r++) {
-    for (let i = 0; i < KINDS.length; i++) {
-      const kind = KINDS[(i + r) % KINDS.length];
-      runs[kind].push(await measure(kind, opts));
-    }
-  }
+  const runs = await rotate(KINDS, opts);
   const rps = (k) => runs[k].map((x) => x.rps);
   const servers = Object.fromEntries(
     KINDS.map((k) => [k, { rps: summary(rps(k)), cpuUsPerReq: summary(runs[k].map((x) => x.cpuUsPerReq)), p99Ms: summary(runs[k].map((x) => x.p99Ms)), bytes: runs[k][0].bytes }]),

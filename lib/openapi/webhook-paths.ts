@@ -40,6 +40,9 @@ export function webhookSecuritySchemes(): Record<string, unknown> {
 
 const SECURITY = KEY_HEADERS.map((name) => ({ [name]: [] }));
 
+/** What a stub carries besides `_id` and `last_updated`, per entity (docs/wire-decisions.md). */
+const STUB_EXTRA: Readonly<Record<(typeof ENTITIES)[number], string>> = { products: '', orders: ', and `orderid`' };
+
 /** The webhook routes in OpenAPI form: `/products/:id` → `/products/{id}`. */
 export function defaultWebhookPaths(): Record<OperationName, string> {
   const out = {} as Record<OperationName, string>;
@@ -108,7 +111,7 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
 
     add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${entity === 'orders' ? ', and `orderid`' : ''}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${STUB_EXTRA[entity]}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
       parameters: queryParameters(s, list.query),
       responses: {
         '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },

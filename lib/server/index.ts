@@ -31,4 +31,4 @@ export { FIRST_CHUNK } from './read-core';
 export { readJsonBody, type RequestBodyOptions } from '../http/request-body';
 export * from './http-errors';
 export { handleWrite, type WriteConfig, type WriteQuery, type CoreResponse } from './write-core';
-export { connectRedisRateLimit, redisUrlForDisplay, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';
+export { connectRedisRateLimit, redisUrlForDisplay, RedisUnavailableError, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';

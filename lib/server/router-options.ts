@@ -155,7 +155,7 @@ function falseOr<T extends z.ZodType>(schema: T, message: string) {
     }
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as never);
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as z.core.$ZodRawIssue);
     return z.NEVER;
   });
 }
