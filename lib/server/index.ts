@@ -27,8 +27,6 @@ export { createMetrics, metricsHandler, type Metrics, type MetricsOptions } from
 export { parseRouterOptions, type StoreRouterOptions, type RouterConfig, type RateLimitOptions, type FailedAuthLimitOptions, type Logger, type Pagination, type Listing } from './router-options';
 export { staticKeyVerifier, keyDigest, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
 export { CursorCodec, MAX_CURSOR_LENGTH, type CursorPosition } from './cursor';
-export { FIRST_CHUNK } from './read-core';
-export { readJsonBody, type RequestBodyOptions } from '../http/request-body';
 export * from './http-errors';
 export { handleWrite, type WriteConfig, type WriteQuery, type CoreResponse } from './write-core';
 export { connectRedisRateLimit, redisUrlForDisplay, RedisUnavailableError, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';
