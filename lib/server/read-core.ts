@@ -33,7 +33,15 @@ function pagingJson(paging: Paging): string {
   return JSON.stringify({ pageSize: paging.pageSize, itemsTotal: paging.itemsTotal, offset: paging.offset, next: paging.next });
 }
 
-const digits = (n: number) => String(n).length;
+/** Decimal digits of a non-negative integer (asked per listed item: no string is made). */
+function digits(n: number): number {
+  let d = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) d++;
+  return d;
+}
+
+/** `{"pageSize":` + `,"itemsTotal":` + 16 digits + `,"next":"` + `"}`: what every bound adds. */
+const PAGING_FIXED = '{"pageSize":'.length + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + ',"next":"'.length + '"}'.length;
 
 /**
  * Length of `pagingJson` with a 16-digit `itemsTotal` and a `next` of `cursorLength` characters:
@@ -41,7 +49,7 @@ const digits = (n: number) => String(n).length;
  */
 export function maxPagingLength(pageSize: number, offset: number | undefined, cursorLength: number): number {
   const offsetPart = offset === undefined ? 0 : ',"offset":'.length + digits(offset);
-  return '{"pageSize":'.length + digits(pageSize) + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + offsetPart + ',"next":"'.length + cursorLength + '"}'.length;
+  return PAGING_FIXED + digits(pageSize) + offsetPart + cursorLength;
 }
 
 /**
