@@ -55,8 +55,11 @@ export interface CoreRequest {
   readonly readBody?: () => Promise<unknown>;
   /** The HTTP method (for logs; `HEAD` is served as `GET`). */
   readonly method?: string;
-  /** The caller's address: what failed key checks are counted by. */
-  readonly clientAddress?: string;
+  /**
+   * The caller's address: what refused keys are counted by. A function is called only when a key
+   * is refused (Express's `req.ip` parses proxy headers: no cost for the requests that pass).
+   */
+  readonly clientAddress?: string | (() => string | undefined);
   /** Aborted when the caller goes away. */
   readonly signal?: AbortSignal;
   /** The request's observation (`StoreCore.observe`): its logger gets this request's failures. */
@@ -163,7 +166,8 @@ export class StoreCore {
     const auth = await this.authenticate(request.headers, observation);
     if (!auth.ok) {
       if (!this.failedAuthLimiter || auth.response.status !== 401) return { refusal: auth.response };
-      const verdict = await this.failedAuthLimiter.hit(addressKey(request.clientAddress));
+      const address = typeof request.clientAddress === 'function' ? request.clientAddress() : request.clientAddress;
+      const verdict = await this.failedAuthLimiter.hit(addressKey(address));
       if (verdict.allowed) return { refusal: auth.response };
       const name = this.config.keyHeaders[0];
       return { refusal: this.limited(`too many requests with an invalid ${name} from this address`, verdict.retryAfter, verdict.headers) };

@@ -72,7 +72,7 @@ export function createStoreHandlers(options: StoreRouterOptions | StoreCore): St
           return sendRouteError(core, req, res, err);
         }
       }
-      void serveNode(core, operation, req, res, id, expressAddress(req));
+      void serveNode(core, operation, req, res, id, () => expressAddress(req));
     }) as RequestHandler;
   };
   return Object.fromEntries(Object.keys(OPERATIONS).map((op) => [op, make(op as OperationName)])) as unknown as StoreHandlers;

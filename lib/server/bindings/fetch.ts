@@ -73,7 +73,7 @@ export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore,
       headers: request.headers,
       rawQuery,
       id: match.id,
-      clientAddress: handlerOptions.clientAddress?.(request),
+      clientAddress: handlerOptions.clientAddress && (() => handlerOptions.clientAddress!(request)),
       signal: request.signal,
       observation,
       readBody: async () => {

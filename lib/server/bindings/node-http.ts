@@ -61,6 +61,6 @@ export function createStoreListener(options: StoreRouterOptions | StoreCore, lis
     const path = below(base, full);
     const match = path === undefined ? { error: new NotFoundError(`no route ${method} ${full.slice(0, 100)} here; this store serves under ${base}/`) } : matchRoute(method, path);
     if ('error' in match) return sendRouteError(core, req, res, match.error);
-    void serveNode(core, match.operation, req, res, match.id, addressOf(req));
+    void serveNode(core, match.operation, req, res, match.id, () => addressOf(req));
   };
 }

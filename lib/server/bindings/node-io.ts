@@ -90,7 +90,7 @@ export function pathOf(url: string): string {
  * Serves one matched operation on a Node request: observation (logs, metrics; a caller gone before
  * the end is recorded as 499), an abort signal when the caller leaves, the core, the answer.
  */
-export async function serveNode(core: StoreCore, operation: OperationName, req: IncomingMessage, res: ServerResponse, id: string | undefined, clientAddress: string | undefined): Promise<void> {
+export async function serveNode(core: StoreCore, operation: OperationName, req: IncomingMessage, res: ServerResponse, id: string | undefined, clientAddress: () => string | undefined): Promise<void> {
   const url = req.url ?? '/';
   const rawQuery = rawQueryOf(url);
   const method = req.method ?? 'GET';
