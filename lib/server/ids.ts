@@ -17,7 +17,3 @@ export function urlUnsafeCharacters(id: string): string | undefined {
   return distinct.length === 1 ? distinct[0] : `${distinct.slice(0, -1).join(', ')} and ${distinct[distinct.length - 1]}`;
 }
 
-/** Whether `id` is safe to put into a URL unencoded. */
-export function isUrlSafeId(id: string): boolean {
-  return !/[#?/% ]/.test(id);
-}

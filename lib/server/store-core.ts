@@ -15,7 +15,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { entityOf } from '../contract/entities';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
@@ -84,7 +83,7 @@ export function errorResponse(status: number, message: string, headers?: Record<
 }
 
 /** The value of a header in either kind of header bag. */
-export function headerValue(headers: HeaderBag, lowerName: string): string | undefined {
+function headerValue(headers: HeaderBag, lowerName: string): string | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(lowerName) ?? undefined;
   const v = (headers as IncomingHttpHeaders)[lowerName];
   return Array.isArray(v) ? v.join(', ') : v;
@@ -289,9 +288,4 @@ function pageItemsOf(body: string): number {
 /** Parses the options once and returns the core that bindings and handlers share. */
 export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreCore {
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
-}
-
-/** The entity descriptor of an operation (`entityOf(OPERATIONS[op].entity)`). */
-export function operationEntity(operation: OperationName) {
-  return entityOf(OPERATIONS[operation].entity);
 }
