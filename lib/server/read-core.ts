@@ -26,6 +26,8 @@ export interface CoreHttpResponse {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body: string;
+  /** The body's length in UTF-8 bytes, when the core already knows it (list pages count it anyway). */
+  readonly bytes?: number;
 }
 
 function pagingJson(paging: Paging): string {
@@ -175,7 +177,9 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
     offset: pageOffset,
     next: more && last ? cursorFor(last) : undefined,
   };
-  return { status: 200, body: `${prefix}${pagingJson(paging)}${middle}${jsons.join(',')}${suffix}` };
+  const pagingText = pagingJson(paging);
+  // The envelope and paging are ASCII: their lengths are their byte counts.
+  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes };
 }
 
 /**

@@ -61,6 +61,11 @@ export interface CoreRequest {
   readonly clientAddress?: string | (() => string | undefined);
   /** Aborted when the caller goes away. */
   readonly signal?: AbortSignal;
+  /**
+   * Or, cheaper than a signal per request: registers a listener for the caller going away and
+   * returns its removal (the `node:http` bindings use the response's `close` event).
+   */
+  readonly onClose?: (listener: () => void) => () => void;
   /** The request's observation (`StoreCore.observe`): its logger gets this request's failures. */
   readonly observation?: RequestObservation;
 }
@@ -186,14 +191,14 @@ export class StoreCore {
   async run(operation: OperationName, request: CoreRequest): Promise<CoreHttpResponse> {
     const op = OPERATIONS[operation];
     const logger = request.observation ? request.observation.logger : this.config.logger;
-    const deadline = new Deadline(this.config.timeBudgetMs, request.signal);
+    const deadline = new Deadline(this.config.timeBudgetMs, request.signal, request.onClose);
     try {
       const out = await this.dispatch(op, request, deadline);
       if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, pageItemsOf(out.body), Buffer.byteLength(out.body));
       return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
     } catch (err) {
       // Nobody is listening any more: not a failure of the store, and not worth an error log.
-      if (request.signal?.aborted) {
+      if (request.signal?.aborted || deadline.callerGone) {
         logger?.info({ operation }, `${operation}: the caller closed the connection`);
         return errorResponse(500, 'the caller closed the connection');
       }

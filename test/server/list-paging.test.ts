@@ -308,6 +308,20 @@ describe('routes', () => {
     expect(await res.text()).toBe('');
   });
 
+  it('Content-Length is the exact UTF-8 byte count, multibyte text included', async () => {
+    const s = await startStore({ adapter: createMemoryAdapter({ products: [{ _id: 'é-1', title: 'Café ☕ 𠮷', last_updated: 5 }, { _id: '𠮷-2', title: 'ß', last_updated: 6 }] }) });
+    try {
+      for (const path of ['/products', '/products?id=%C3%A9-1', '/products/%F0%A0%AE%B7-2']) {
+        const res = await fetch(`${s.base}${path}`, { headers: { SvcKey: KEY } });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        expect({ path, length: Number(res.headers.get('content-length')) }).toEqual({ path, length: bytes.length });
+        expect(JSON.parse(bytes.toString('utf8'))).toBeTruthy();
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
   it('responses are not cacheable and not sniffable', async () => {
     const r = await products('sortorder=asc&jobid=1');
     expect(r.headers.get('cache-control')).toBe('no-store');

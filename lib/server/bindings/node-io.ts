@@ -65,10 +65,12 @@ export function bodyReader(req: IncomingMessage, maxBytes: number): () => Promis
 /** Writes an answer: JSON, `nosniff`, the exact length, `Connection: close` when asked; no body to `HEAD`. */
 export function send(req: IncomingMessage, res: ServerResponse, out: CoreAnswer): void {
   if (res.headersSent) return;
-  // Encoded once: Buffer.byteLength and then res.end(string) would each walk the (up to 10 MB) text.
-  const body = Buffer.from(out.body, 'utf8');
+  // A list page knows its byte length: the text goes out as is, encoded once by Node on the socket.
+  // Otherwise it is encoded once here (Buffer.byteLength and then end(string) would walk it twice).
+  const body = out.bytes === undefined ? Buffer.from(out.body, 'utf8') : out.body;
+  const length = typeof body === 'string' ? out.bytes! : body.length;
   // One writeHead (headers a host set before stay, merged by Node) rather than a setHeader each.
-  const headers: Record<string, string | number> = { ...out.headers, 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-length': body.length };
+  const headers: Record<string, string | number> = { ...out.headers, 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-length': length };
   if (out.close) headers.connection = 'close';
   res.writeHead(out.status, headers);
   res.end(req.method === 'HEAD' ? undefined : body);
@@ -100,28 +102,19 @@ export async function serveNode(core: StoreCore, operation: OperationName, req: 
     res.once('finish', done);
     res.once('close', done);
   }
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!res.writableEnded) controller.abort(new Error('the caller closed the connection'));
+  const onClose = (listener: () => void) => {
+    const closed = () => {
+      if (!res.writableEnded) listener();
+    };
+    res.on('close', closed);
+    return () => res.off('close', closed);
   };
-  res.on('close', onClose);
   try {
-    const out = await core.handle(operation, {
-      method,
-      headers: req.headers,
-      rawQuery,
-      id,
-      clientAddress,
-      readBody: bodyReader(req, core.config.maxBodyBytes),
-      signal: controller.signal,
-      observation,
-    });
+    const out = await core.handle(operation, { method, headers: req.headers, rawQuery, id, clientAddress, readBody: bodyReader(req, core.config.maxBodyBytes), onClose, observation });
     send(req, res, out);
   } catch (err) {
     // `handle` never rejects; this is a last line against a bug, never a stack to the caller.
     send(req, res, core.failure(err, operation, observation?.logger));
-  } finally {
-    res.off('close', onClose);
   }
 }
 
