@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { defineCommand, runCommand, usageError } from '../flags';
 import type { CliIO } from '../io';
-import { keyProblem, launchStore, rateLimitArg, STORE_FLAGS } from './serve-common';
+import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
 
 export const command = defineCommand({
   name: 'demo',
@@ -21,7 +21,7 @@ export const command = defineCommand({
   flags: {
     key: { type: 'secret', env: 'STOREBRIDGE_KEY', metavar: 'K', help: 'the key to require (default: a printed throwaway key)' },
     demo: { type: 'int', min: 0, max: 10_000_000, default: 200, help: 'demo products to seed (about N/4 orders; an existing store gets only the missing ones, never an overwrite)' },
-    ...STORE_FLAGS,
+    ...SERVER_FLAGS,
     exit: { type: 'boolean', help: 'stop after the tour' },
   },
 });

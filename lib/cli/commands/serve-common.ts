@@ -11,7 +11,7 @@ import type { FlagSpec } from '../flags';
 import type { CliIO } from '../io';
 
 /** The flags of every store server (`demo` declares its own `--demo` default). */
-export const STORE_FLAGS = {
+export const SERVER_FLAGS = {
   port: { type: 'int', min: 0, max: 65535, default: 0, metavar: 'P', help: 'port to listen on; 0 picks a free one' },
   host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
   adapter: { type: 'string', metavar: 'SPEC', help: `${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})` },
@@ -64,7 +64,7 @@ export async function launchStore(name: string, settings: LaunchSettings, io: Cl
   const starting = new AbortController();
   void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
   const adapterSpec = settings.adapterSpec ?? defaultAdapterSpec();
-  const adapter = await openAdapter(adapterSpec);
+  const adapter = await openAdapter(adapterSpec, { notice: (line) => io.err(line) });
   const { demo, adapterSpec: _, ...server } = settings;
   try {
     const store = await startStoreServer({

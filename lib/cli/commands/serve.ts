@@ -11,7 +11,7 @@ import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier
 import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-rate-limit';
 import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
-import { keyProblem, launchStore, rateLimitArg, STORE_FLAGS } from './serve-common';
+import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
 
 const SCALE = 'running several replicas (docs/deployment.md)';
 
@@ -29,7 +29,7 @@ export const command = defineCommand({
       default: 0,
       help: 'seed N demo products and about N/4 orders first (into an existing store: only the missing ones; an existing item is never overwritten)',
     },
-    ...STORE_FLAGS,
+    ...SERVER_FLAGS,
     redis: { type: 'string', metavar: 'URL', section: SCALE, help: 'count rate limits in Redis, shared by every replica using the same URL and prefix (needs ioredis and rate-limit-redis)' },
     'redis-prefix': { type: 'string', metavar: 'P', default: 'storebridge:rl:', section: SCALE, help: 'prefix of the Redis keys' },
     'jwt-key': { type: 'list', metavar: 'KID=ENV', section: SCALE, help: 'accept JWT keys signed (HS256) with the secret in environment variable ENV under key id KID; repeat for a rotation\'s overlap (docs/keys.md)' },

@@ -13,8 +13,9 @@ export interface ReverseRouterExtraOptions {
   /** Largest request body accepted (bytes); larger ones get 413. Default 10 000 000. */
   readonly maxBodyBytes?: number;
   /**
-   * Mount the operator routes `GET /connections/KEY/status` and `POST /connections/KEY/queue`
-   * (loopback clients only). Default `true`. Turn them off behind a proxy on the same host, where
+   * Mount the operator routes `GET /connections` (every connection by name, with its status view),
+   * `GET /connections/REF/status` and `POST /connections/REF/queue`, REF being the connection's key
+   * or its name (loopback clients only). Default `true`. Turn them off behind a proxy on the same host, where
    * every client looks like loopback.
    */
   readonly operatorRoutes?: boolean;
@@ -98,13 +99,18 @@ export function createReverseServiceRouter(options: ReverseRouterOptions): Rever
       if (!isLoopback(req)) return send(res, 403, { error: 'the operator routes answer loopback clients only' });
       next();
     };
+    // A connection is named by its key or (dashboard, operators) by its name.
+    const viewOf = (ref: string) => service.statusByKey(ref) ?? (service.connectionNames().includes(ref) ? service.status(ref) : undefined);
+    router.get('/connections', operator, (_req: Request, res: Response) => {
+      send(res, 200, { connections: service.connectionNames().map((name) => service.status(name)) });
+    });
     router.get('/connections/:key/status', operator, (req: Request, res: Response) => {
-      const view = service.statusByKey(String(req.params.key));
+      const view = viewOf(String(req.params.key));
       if (!view) return send(res, 404, { error: 'not found' });
       send(res, 200, view);
     });
     router.post('/connections/:key/queue', operator, (req: Request, res: Response) => {
-      const view = service.statusByKey(String(req.params.key));
+      const view = viewOf(String(req.params.key));
       if (!view) return send(res, 404, { error: 'not found' });
       json(req, res, (err?: unknown) => {
         if (err) return bodyError(res, err, maxBodyBytes);
