@@ -132,7 +132,7 @@ export type ReverseQueueRequest = { kind: 'push' } | { kind: 'pull'; entity: 'pr
  * const router = createReverseServiceRouter({ adapter, connections: [{ key: process.env.KEY!, name: 'erp-1' }] });
  * const local: ReverseSource = {
  *   label: 'this process',
- *   async connections() { return router.service.connectionNames().map((n) => readReverseView(router.service.status(n))!); },
+ *   async connections() { return (await router.service.statuses()).map((v) => readReverseView(v)!); },
  *   async queue(name, request) { return router.service.enqueue(name, request); },
  * };
  * ```

@@ -135,7 +135,7 @@ describe('reverse sources', () => {
       expect(res.status).toBe(200);
       res = await postJson(`${ds.url}/actions/reverse-push`, { service: 0, connection: 'erp-1' });
       expect(await res.json()).toMatchObject({ ok: true, position: 2 });
-      expect(service.service.status('erp-1').queue).toEqual([{ kind: 'pull', entity: 'products' }, { kind: 'pull', entity: 'orders' }, { kind: 'push' }]);
+      expect((await service.service.status('erp-1')).queue).toMatchObject([{ kind: 'pull', entity: 'products' }, { kind: 'pull', entity: 'orders' }, { kind: 'push' }]);
       res = await postJson(`${ds.url}/actions/reverse-push`, { service: 0, connection: 'nope' });
       expect(res.status).toBe(502);
       expect(((await res.json()) as { error: string }).error).toMatch(/answered HTTP 404/);

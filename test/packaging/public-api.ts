@@ -125,9 +125,10 @@ const sqlOptions: SqlAdapterOptions = { spec: 'sqlite::memory:' } as SqlAdapterO
 // ---- The reverse connection -----------------------------------------------------------------------
 const reverseRouter = createReverseServiceRouter({ adapter: memory, connections: [{ key: 'conn-key', name: 'shop' }] });
 const service: ReverseService = reverseRouter.service;
-service.enqueue('shop', { kind: 'pull', entity: 'products' });
-// @ts-expect-error a pull names its entity
-service.enqueue('shop', { kind: 'pull' });
+void service.enqueue('shop', { kind: 'pull', entity: 'products' });
+void service.enqueue('shop', { kind: 'pull' }); // products, then orders
+// @ts-expect-error a pull's entity is products or orders
+void service.enqueue('shop', { kind: 'pull', entity: 'customers' });
 const daemon = createDaemon({ serviceUrl: 'https://sync.example.com', connectionKey: 'conn-key', adapter: custom });
 
 // ---- Errors ---------------------------------------------------------------------------------------
