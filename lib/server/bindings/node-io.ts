@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { readJsonBody } from '../../http/request-body';
+import type { RequestObservation } from '../request-observation';
 import { OPERATIONS, type CoreAnswer, type OperationName, type StoreCore } from '../store-core';
 
 /**
@@ -88,6 +89,16 @@ export function pathOf(url: string): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
+/** Observes a request when the core logs or measures; a caller gone before the end is a 499. */
+function observeResponse(core: StoreCore, res: ServerResponse, operation: string, route: string, method: string, rawQuery: string): RequestObservation | undefined {
+  if (!core.observed) return undefined;
+  const observation = core.observe(operation, route, method, rawQuery);
+  const done = () => observation.end(res.writableFinished ? res.statusCode : 499);
+  res.once('finish', done);
+  res.once('close', done);
+  return observation;
+}
+
 /**
  * Serves one matched operation on a Node request: observation (logs, metrics; a caller gone before
  * the end is recorded as 499), an abort signal when the caller leaves, the core, the answer.
@@ -96,12 +107,7 @@ export async function serveNode(core: StoreCore, operation: OperationName, req: 
   const url = req.url ?? '/';
   const rawQuery = rawQueryOf(url);
   const method = req.method ?? 'GET';
-  const observation = core.observed ? core.observe(operation, OPERATIONS[operation].path, method, rawQuery) : undefined;
-  if (observation) {
-    const done = () => observation.end(res.writableFinished ? res.statusCode : 499);
-    res.once('finish', done);
-    res.once('close', done);
-  }
+  const observation = observeResponse(core, res, operation, OPERATIONS[operation].path, method, rawQuery);
   const onClose = (listener: () => void) => {
     const closed = () => {
       if (!res.writableEnded) listener();
@@ -120,11 +126,6 @@ export async function serveNode(core: StoreCore, operation: OperationName, req: 
 
 /** Serves a routing failure (404, 405, 400) with the same observation as any request. */
 export function sendRouteError(core: StoreCore, req: IncomingMessage, res: ServerResponse, error: unknown): void {
-  const observation = core.observed ? core.observe('none', 'unmatched', req.method ?? 'GET', rawQueryOf(req.url ?? '')) : undefined;
-  if (observation) {
-    const done = () => observation.end(res.writableFinished ? res.statusCode : 499);
-    res.once('finish', done);
-    res.once('close', done);
-  }
+  const observation = observeResponse(core, res, 'none', 'unmatched', req.method ?? 'GET', rawQueryOf(req.url ?? ''));
   send(req, res, core.failure(error, 'route', observation?.logger));
 }
