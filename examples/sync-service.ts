@@ -14,9 +14,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createMemoryAdapter } from '../adapters/memory';
-import { startStoreServer } from '../lib/server/store-server';
+import { startStoreServer } from '../lib/host';
 import { createSyncConnection, JsonFileCheckpointStore, type SyncReport } from '../lib/sync';
-import { demoOrder, demoProduct } from '../lib/demo';
+import { demoOrder, demoProduct, seedDemo } from '../lib/demo';
 
 const summary = (r: SyncReport) =>
   `job ${r.jobid} (${r.mode}${r.resumed ? ', resumed' : ''}): products ${r.products.count} in sink, ${r.products.written} written; ` +
@@ -25,7 +25,7 @@ const summary = (r: SyncReport) =>
 async function main(): Promise<void> {
   const key = 'example-svc-key-8d2f41';
   const storeData = createMemoryAdapter();
-  const store = await startStoreServer({ adapter: storeData, key, port: 0, demo: 500 });
+  const store = await startStoreServer({ adapter: storeData, key, port: 0, seed: (adapter, signal) => seedDemo(adapter, 500, signal) });
   const dir = mkdtempSync(path.join(tmpdir(), 'sb-sync-example-'));
 
   // The service's own copy: any adapter (SQLite, PostgreSQL, …) works the same way.

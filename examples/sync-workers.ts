@@ -27,7 +27,8 @@ import { createMemoryAdapter } from '../adapters/memory';
 import { openSqlAdapter } from '../adapters/sql';
 import type { StoreAdapter } from '../lib/adapter';
 import { createMetrics, metricsHandler } from '../lib/metrics';
-import { createStoreRouter, seedDemo } from '../lib/server';
+import { createStoreRouter } from '../lib/server';
+import { seedDemo } from '../lib/demo';
 import { createSyncMetrics, createSyncQueue, createSyncWorker, RedisSyncHealth, syncHealthHandler, type LastRun } from '../lib/sync';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

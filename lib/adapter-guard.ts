@@ -7,7 +7,7 @@
  * anything thrown into `AdapterError` (the original kept as `cause`, for logs only), except the
  * kit's own `AdapterContractError` and `UnstorableValueError`, which pass unchanged.
  */
-import { ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
+import { IdSchema, ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
 import {
   compareKeys,
@@ -93,6 +93,11 @@ export interface GuardedAdapter {
   productBySku(sku: string, options: SignalOptions): Promise<Product | undefined>;
   /** Whether the adapter can look products up by SKU. */
   readonly hasSkuLookup: boolean;
+  /**
+   * The adapter's `newId` for an item being created, checked to be a valid `_id`; `undefined` when
+   * the adapter has no `newId` (the caller then makes one).
+   */
+  newId<E extends Entity>(entity: E, item: Omit<ItemOf<E>, '_id'>, options: SignalOptions): Promise<string | undefined>;
   close(): Promise<void>;
   /** The adapter as given. */
   readonly inner: StoreAdapter;
@@ -130,6 +135,13 @@ export function guardAdapter(adapter: StoreAdapter | GuardedAdapter, options: Gu
       return parsed.data;
     },
     hasSkuLookup: typeof inner.productBySku === 'function',
+    newId: async (entity, item, opts) => {
+      if (typeof inner.newId !== 'function') return undefined;
+      const id: unknown = await call('newId', opts.signal, async () => inner.newId!(entity, item, opts));
+      const parsed = IdSchema.safeParse(id);
+      if (!parsed.success) throw new AdapterContractError('newId', `returned ${typeof id === 'string' ? JSON.stringify(id.slice(0, 80)) : String(id)}, not a valid _id: ${describeZodError(parsed.error)}`);
+      return parsed.data;
+    },
     close: async () => {
       await inner.close?.();
     },

@@ -33,7 +33,7 @@
  * }
  * ```
  */
-import type { Entity, Order, Product } from './contract/webhook';
+import type { Entity, ItemOf, Order, Product } from './contract/webhook';
 import type { SortOrder } from './contract/messages';
 
 /** The sort key of every list: `(last_updated, _id)`, `_id` breaking ties. Stable and unique. */
@@ -197,6 +197,21 @@ export interface StoreAdapter {
    * override it with an indexed lookup.
    */
   productBySku?(sku: string, options: SignalOptions): Promise<Product | undefined>;
+  /**
+   * Optional: the `_id` of an item being created (a write with neither an `id` parameter nor a body
+   * `_id`: the deployed service creates that way). Return an id no stored item has, made of
+   * characters that survive being put raw into a URL (no `#`, `?`, `/`, `%`, space or control
+   * characters). Without it the kit generates a random one (`<noun>-<uuid>`).
+   *
+   * @example Ids from a database sequence:
+   * ```ts
+   * async newId(entity, _item, { signal }) {
+   *   const { rows } = await pool.query({ text: `SELECT nextval('${entity}_ids') AS n`, signal });
+   *   return `${entity === 'products' ? 'P' : 'O'}${rows[0].n}`;
+   * }
+   * ```
+   */
+  newId?<E extends Entity>(entity: E, item: Omit<ItemOf<E>, '_id'>, options: SignalOptions): string | Promise<string>;
   /** Releases connections. Called by the CLI on shutdown. */
   close?(): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * store router, and the OpenAPI document (`createOpenApiDocument`, `openApiHandler`). Other areas
  * have their own subpaths: `storebridge/client`, `storebridge/sync`,
  * `storebridge/reverse`, `storebridge/conformance`, `storebridge/adapters/memory`,
- * `storebridge/adapters/sql`, `storebridge/demo`.
+ * `storebridge/adapters/sql`, `storebridge/demo`, `storebridge/host` (running a store as its own process).
  */
 export * from './contract';
 export * from './adapter';

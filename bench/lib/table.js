@@ -26,6 +26,17 @@ function table(results) {
     );
   } else if (failed('serve-page')) add('1 list page', 'failed', '', false, sp.error);
 
+  const bd = s.bindings;
+  if (bd && !bd.error) {
+    const o = bd.options;
+    const sv = bd.servers;
+    const rps = (k) => `${fmt(sv[k].rps, 0)} req/s, ${fmt(sv[k].cpuUsPerReq, 0)} µs CPU/req`;
+    add('1d node:http binding (createStoreListener) ÷ Fastify 5 (response schema), req/s', `${fmt(bd.httpVsFastify)}×`, '≥ 1.3×', bd.httpVsFastify.median >= 1.3, `${o.reps} rounds × ${o.durationS} s, ${o.connections} connections; node:http ${rps('kit-listener')}; Fastify ${rps('fastify')}`);
+    add('1e Express binding (createStoreRouter, Express 5) ÷ Fastify 5, req/s', `${fmt(bd.expressVsFastify)}×`, '≥ 1.1×', bd.expressVsFastify.median >= 1.1, `Express binding ${rps('kit')}`);
+    add('1f Fetch binding (createStoreFetchHandler behind a node:http→Request adapter) ÷ Fastify 5, req/s', `${fmt(bd.fetchVsFastify)}×`, 'report', undefined, `Fetch binding ${rps('kit-fetch')}`);
+    add('1g node:http binding with its rate limiter on ÷ off, req/s', `${fmt(bd.limiterCost)}×`, 'report', undefined, `limiter on ${rps('kit-listener-rl')}`);
+  } else if (failed('bindings')) add('1d–1g bindings', 'failed', '', false, bd.error);
+
   const pa = s['page-assembly'];
   if (pa && !pa.error) {
     add('2 capped 10 MB page ÷ JSON.stringify of it', `${fmt(pa.kitVsStringify)}×`, '≤ 1.1×', pa.kitVsStringify.median <= 1.1, `${pa.items} items, ${mb(pa.bytes)}; kit ${fmt(pa.ms.kit, 1, ' ms')}, stringify ${fmt(pa.ms.stringify, 1, ' ms')}, naive join ${fmt(pa.naiveVsStringify)}×`);

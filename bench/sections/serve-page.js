@@ -5,42 +5,15 @@
  * raw node:http server sending a pre-built buffer. Servers run one at a time in their own process;
  * autocannon runs in its own process; the order of servers rotates every round (A B A B).
  */
-const path = require('node:path');
-const kit = require('../lib/kit');
-const { startServer, autocannon } = require('../lib/proc');
+const { rotate } = require('../lib/page-bench');
 const { summary, ratios } = require('../lib/stats');
-
-const SERVER = path.join(__dirname, '..', 'servers', 'page-server.js');
-
-async function measure(kind, { catalog, warmupS, durationS, connections }) {
-  const s = await startServer(SERVER, [kind, String(catalog)]);
-  try {
-    const url = `http://127.0.0.1:${s.port}/products?sortorder=asc&jobid=1&offset=0`;
-    const headers = { svckey: kit.BENCH_KEY };
-    await autocannon(url, { connections, durationS: warmupS, headers });
-    const cpu0 = await s.cpuMicros();
-    const r = await autocannon(url, { connections, durationS, headers });
-    const cpu1 = await s.cpuMicros();
-    const done = r.requests.total;
-    if (r.non2xx || r.errors || done === 0) throw new Error(`${kind}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    return { rps: done / durationS, cpuUsPerReq: (cpu1 - cpu0) / done, p99Ms: r.latency.p99, bytes: s.bytes };
-  } finally {
-    await s.stop();
-  }
-}
 
 async function run({ quick }) {
   const opts = quick
     ? { reps: 3, warmupS: 0.5, durationS: 1.5, connections: 10, catalog: 1000 }
     : { reps: 5, warmupS: 2, durationS: 5, connections: 10, catalog: 1000 };
   const kinds = quick ? ['kit', 'fastify', 'express', 'raw'] : ['kit', 'kit-http', 'fastify', 'express', 'raw'];
-  const runs = Object.fromEntries(kinds.map((k) => [k, []]));
-  for (let r = 0; r < opts.reps; r++) {
-    for (let i = 0; i < kinds.length; i++) {
-      const kind = kinds[(i + r) % kinds.length];
-      runs[kind].push(await measure(kind, opts));
-    }
-  }
+  const runs = await rotate(kinds, opts);
   const rps = (k) => runs[k].map((x) => x.rps);
   const cpu = (k) => runs[k].map((x) => x.cpuUsPerReq);
   const servers = Object.fromEntries(

@@ -2,7 +2,10 @@
 /**
  * One list-page server for the serving benchmark, in its own process:
  *   node bench/servers/page-server.js KIND CATALOG_SIZE
- * KIND: kit (Express 5 + createStoreRouter), kit-http (the kit's StoreCore on plain node:http),
+ * KIND: kit (Express 5 + createStoreRouter: the Express binding), kit-http (the kit's StoreCore on plain
+ * node:http, hand-wired), kit-listener (the node:http binding, createStoreListener), kit-listener-rl
+ * (the same with the rate limiter on, at a limit never reached), kit-fetch (the Fetch binding,
+ * createStoreFetchHandler, behind a minimal node:http-to-Request adapter),
  * fastify (Fastify 5 with a response schema), express (plain Express 5 handler, res.json(page)),
  * raw (node:http sending a pre-built buffer: the physical limit).
  * All serve GET /products?sortorder=asc&jobid=1&offset=0 → 20 demo products from the same memory
@@ -23,7 +26,7 @@ async function main() {
   const { products } = demoCatalog(size);
   const adapter = createMemoryAdapter({ products });
   const byId = new Map(products.map((p) => [p._id, p]));
-  const { createStoreRouter, createStoreCore } = kit.server();
+  const { createStoreRouter, createStoreCore, createStoreListener, createStoreFetchHandler } = kit.server();
   const routerOptions = { adapter, svcKeys: [kit.BENCH_KEY], rateLimit: false, pageSize: PAGE };
 
   // The hand-rolled competitors: the same adapter calls (a page of keys and the count), the
@@ -55,6 +58,21 @@ async function main() {
       const q = req.url.indexOf('?');
       const out = await core.handle('listProducts', { headers: req.headers, rawQuery: q < 0 ? '' : req.url.slice(q + 1) });
       res.writeHead(out.status, { ...out.headers, 'content-length': Buffer.byteLength(out.body) }).end(out.body);
+    });
+  } else if (kind === 'kit-listener' || kind === 'kit-listener-rl') {
+    const limited = kind === 'kit-listener-rl' ? { rateLimit: { limit: 1_000_000_000 } } : {};
+    server = http.createServer(createStoreListener({ ...routerOptions, ...limited }));
+  } else if (kind === 'kit-fetch') {
+    // What a Fetch host does for a handler (as @hono/node-server does): Request in, Response out.
+    const handler = createStoreFetchHandler(routerOptions);
+    server = http.createServer(async (req, res) => {
+      const headers = new Headers();
+      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+      const response = await handler(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers }));
+      const body = Buffer.from(await response.arrayBuffer());
+      const out = {};
+      response.headers.forEach((value, name) => (out[name] = value));
+      res.writeHead(response.status, out).end(body);
     });
   } else if (kind === 'express') {
     const express = require('express');

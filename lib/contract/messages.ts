@@ -32,6 +32,14 @@ export const WriteMessageSchema = z.object({ msg: z.string() });
 export type WriteMessage = z.infer<typeof WriteMessageSchema>;
 
 /**
+ * A reason of a failed write: the spec's `{msg}`, and the same text as `message` with a numeric
+ * `code` (the deployed form: Click2Sync's example stores answer `reasons: [{message, code}]`), so a
+ * reader of either form finds it. This kit always sends all three; readers need only `msg`.
+ */
+export const WriteReasonSchema = WriteMessageSchema.extend({ message: z.string().optional(), code: z.number().int().optional() });
+export type WriteReason = z.infer<typeof WriteReasonSchema>;
+
+/**
  * Warnings arrive from stores written by anyone; the spec does not show their shape, so the
  * caller accepts any element. This kit always emits `{msg}` objects.
  */
@@ -53,7 +61,7 @@ export const WriteFailureSchema = z.object({
   success: z.literal(false),
   code: z.literal(400),
   error: z.string(),
-  reasons: z.array(WriteMessageSchema),
+  reasons: z.array(WriteReasonSchema),
   warnings: AnyWarningsSchema,
 });
 export type OrderWriteSuccess = z.infer<typeof OrderWriteSuccessSchema>;

@@ -158,7 +158,8 @@ export function demoOrder(i: number, productCount: number, seed = 1): Order {
   const closed = status === 'delivered' || status === 'cancelled' || status === 'refunded';
   const order: Order = {
     _id: demoOrderId(i),
-    orderid: `#${100000 + i}`,
+    // A number as text, like a shop's order number: no `#` (a deployed daemon puts it in a URL path raw).
+    orderid: String(100000 + i),
     last_updated: created + int(r, 0, 3) * 3_600_000,
     status,
     dateCreated: new Date(created).toISOString(),

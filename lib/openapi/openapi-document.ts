@@ -6,7 +6,7 @@ import { InvalidOptionError } from '../errors';
 import { REVERSE_BASE_PATH, WEBHOOK_ROUTES, type WebhookOperation as OperationName } from '../contract';
 import { generateSchemas, referencedComponents, type JsonSchema } from './openapi-schemas';
 import { reversePaths } from './reverse-paths';
-import { defaultWebhookPaths, SVCKEY_SCHEME, webhookPaths } from './webhook-paths';
+import { defaultWebhookPaths, webhookPaths, webhookSecuritySchemes } from './webhook-paths';
 
 /** The parts of the interface a document can describe. */
 export const OPENAPI_PARTS = ['webhooks', 'reverse'] as const;
@@ -163,7 +163,7 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocu
     paths,
     components: {
       schemas: components,
-      ...(webhooks ? { securitySchemes: { [SVCKEY_SCHEME]: { type: 'apiKey', in: 'header', name: 'SvcKey', description: 'The key issued for the connection. Never sent in `Authorization`.' } } } : {}),
+      ...(webhooks ? { securitySchemes: webhookSecuritySchemes() } : {}),
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   ENTITY_DESCRIPTORS,
   ErrorBodySchema,
   IdSchema,
+  KEY_HEADERS,
   WEBHOOK_ROUTES,
   WriteFailureSchema,
   type QueryTable,
@@ -18,7 +19,29 @@ import type { GeneratedSchemas, JsonSchema } from './openapi-schemas';
 
 type OperationName = WebhookOperation;
 
-export const SVCKEY_SCHEME = 'SvcKey';
+
+/**
+ * One security scheme per key header a store accepts (`KEY_HEADERS`: the spec's `SvcKey`, the
+ * deployed service's `C2SKey`); an operation accepts either.
+ */
+export function webhookSecuritySchemes(): Record<string, unknown> {
+  return Object.fromEntries(
+    KEY_HEADERS.map((name) => [
+      name,
+      {
+        type: 'apiKey',
+        in: 'header',
+        name,
+        description: `The key issued for the connection${name === 'SvcKey' ? ' (the spec\'s header)' : ' (the header the deployed Click2Sync service sends)'}. A store accepts it in ${KEY_HEADERS.join(' or ')}; two of them with different values are refused. Never sent in \`Authorization\` or the query.`,
+      },
+    ]),
+  );
+}
+
+const SECURITY = KEY_HEADERS.map((name) => ({ [name]: [] }));
+
+/** What a stub carries besides `_id` and `last_updated`, per entity (docs/wire-decisions.md). */
+const STUB_EXTRA: Readonly<Record<(typeof ENTITIES)[number], string>> = { products: '', orders: ', and `orderid`' };
 
 /** The webhook routes in OpenAPI form: `/products/:id` → `/products/{id}`. */
 export function defaultWebhookPaths(): Record<OperationName, string> {
@@ -35,13 +58,13 @@ function commonErrors(s: GeneratedSchemas): Responses {
   const error = json(s.reply(ErrorBodySchema));
   return {
     '401': {
-      description: 'The `SvcKey` header is missing, unknown or expired (a key in `Authorization` is never read).',
-      headers: { 'WWW-Authenticate': { description: 'Always `SvcKey`.', schema: { type: 'string' } } },
+      description: `No key header (${KEY_HEADERS.map((h) => `\`${h}\``).join(' or ')}), an unknown, expired or revoked key, or two key headers with different values (a key in \`Authorization\` or the query is never read).`,
+      headers: { 'WWW-Authenticate': { description: 'The first key header the store reads (`SvcKey` by default).', schema: { type: 'string' } } },
       content: error,
     },
     '429': {
       description:
-        'Rate limited: too many requests with this SvcKey, or too many failed key checks from this address (only when the router has a rate limit, the default).',
+        'Rate limited: too many requests with this key, or too many refused keys from this address (a valid key is never refused by that second limit). On by default.',
       headers: {
         'Retry-After': { description: 'Seconds to wait before the next request.', schema: { type: 'integer', minimum: 0 } },
         RateLimit: { description: 'IETF draft-7 combined rate-limit header.', schema: { type: 'string' } },
@@ -77,7 +100,7 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
     const route = WEBHOOK_ROUTES[name];
     const path = paths[name];
     out[path] ??= {};
-    out[path][route.method.toLowerCase()] = { operationId: name, tags: ['webhooks'], security: [{ [SVCKEY_SCHEME]: [] }], ...operation };
+    out[path][route.method.toLowerCase()] = { operationId: name, tags: ['webhooks'], security: SECURITY, ...operation };
   };
 
   for (const entity of ENTITIES) {
@@ -88,11 +111,11 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
 
     add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${STUB_EXTRA[entity]}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
       parameters: queryParameters(s, list.query),
       responses: {
         '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },
-        '400': { description: 'A parameter is repeated or malformed, `offset` and `next` are both given, or the cursor is invalid, tampered with or foreign.', content: error },
+        '400': { description: 'A parameter is repeated or malformed (a control character in `id` included), `offset` and `next` are both given, or the cursor is invalid, tampered with or foreign.', content: error },
         '404': { description: `With \`id\`: no ${noun} has this \`_id\`.`, content: error },
         ...errors,
       },
@@ -102,24 +125,24 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
       parameters: [{ name: 'id', in: 'path', required: true, description: `The \`_id\` of the ${noun}, percent-encoded.`, schema: s.inline(IdSchema) }],
       responses: {
         '200': { description: `The ${noun}.`, content: json(s.reply(get.reply)) },
-        '400': { description: 'The id in the path is not valid percent-encoding or not a valid `_id`.', content: error },
+        '400': { description: 'The id in the path is not valid percent-encoding or not a valid `_id` (empty, over 256 characters, a control character).', content: error },
         '404': { description: `No ${noun} has this \`_id\`.`, content: error },
         ...errors,
       },
     });
     add(write.operation, {
       summary: `Add/Update ${noun}`,
-      description: `Inserts or updates the ${noun} \`id\`. A body \`_id\` that disagrees with \`id\` is refused; a missing one takes \`id\`; with neither the ${noun} is created and the store assigns its id. On change \`last_updated\` becomes now; repeating the same write answers the same result. A refused write stores nothing. Unknown body members are ignored and listed in \`warnings\`.`,
+      description: `Inserts or updates the ${noun} \`id\`. A body \`_id\` that disagrees with \`id\` is refused; a missing one takes \`id\`; without \`id\` the body's \`_id\` is the id; with neither the ${noun} is created and the store assigns its id (safe in a raw URL), answered in the success structure. \`jobid\` is optional. On change \`last_updated\` becomes now; repeating the same write answers the same result. A refused write stores nothing. Unknown body members are ignored and listed in \`warnings\`.`,
       parameters: queryParameters(s, write.query),
       requestBody: { required: true, description: `The complete ${noun}, webhook form (at most 10 MiB by default).`, content: json(s.request(write.body!)) },
       responses: {
         '200': { description: `Stored: \`success\` true, \`code\` 200, non-blocking \`warnings\`, and the resulting ${noun}.`, content: json(s.reply(write.reply)) },
         '400': {
-          description: `Refused: the write failure structure (\`success\` false, \`code\` 400, \`error\`, \`reasons\` [{msg, message, code}], \`warnings\`); a body that is not JSON at all gets \`{error}\`.`,
+          description: `Refused: the write failure structure (\`success\` false, \`code\` 400, \`error\`, \`reasons\` [{msg, message, code}] (the spec's \`msg\` and the deployed \`message\` + \`code\`), \`warnings\`), also for a body that is not JSON, not UTF-8 or nested more than 64 levels deep.`,
           content: json({ oneOf: [s.reply(WriteFailureSchema), s.reply(ErrorBodySchema)] }),
         },
         ...errors,
-        '413': { description: 'The body is larger than the router\'s `maxBodyBytes` (default 10 MiB). The connection is closed after the answer.', content: error },
+        '413': { description: 'The body is larger than the router\'s `maxBodyBytes` (default 10 MiB). The rest of the body is read and dropped (up to 64 MiB) before the answer, so it arrives; then the connection closes.', content: error },
         '415': { description: 'The body is not sent as UTF-8 JSON (`Content-Type: application/json`), or is compressed.', content: error },
       },
     });

@@ -9,8 +9,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SortKey } from '../adapter';
-import type { SortOrder } from '../contract/messages';
-import { MAX_ID_LENGTH, type Entity } from '../contract/webhook';
+import { SORT_ORDERS, type SortOrder } from '../contract/messages';
+import { ENTITIES, hasControlCharacter, MAX_ID_LENGTH, type Entity } from '../contract/webhook';
 import { InvalidCursorError } from './http-errors';
 
 const VERSION = 1;
@@ -72,16 +72,19 @@ export class CursorCodec {
       fields[3] < 0 ||
       typeof fields[4] !== 'string' ||
       fields[4] === '' ||
-      fields[4].length > MAX_ID_LENGTH
+      fields[4].length > MAX_ID_LENGTH ||
+      hasControlCharacter(fields[4])
     ) {
       throw new InvalidCursorError('unsupported cursor version');
     }
     const [, entityTag, sortTag, last_updated, _id] = fields as [number, string, string, number, string];
     if (entityTag !== ENTITY_TAGS[expected.entity]) {
-      throw new InvalidCursorError(`it was issued by the ${expected.entity === 'products' ? 'orders' : 'products'} list`);
+      const issuer = ENTITIES.find((e) => ENTITY_TAGS[e] === entityTag);
+      throw new InvalidCursorError(issuer ? `it was issued by the ${issuer} list` : 'unsupported cursor version');
     }
     if (sortTag !== SORT_TAGS[expected.sortorder]) {
-      throw new InvalidCursorError(`it was issued for sortorder=${expected.sortorder === 'asc' ? 'desc' : 'asc'}`);
+      const issued = SORT_ORDERS.find((o) => SORT_TAGS[o] === sortTag);
+      throw new InvalidCursorError(issued ? `it was issued for sortorder=${issued}` : 'unsupported cursor version');
     }
     return { last_updated, _id };
   }

@@ -8,8 +8,15 @@ export class Deadline {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly unlink: (() => void) | undefined;
+  private readonly unhook: (() => void) | undefined;
+  /** Whether the work was stopped because the caller went away (not a failure of the store). */
+  callerGone = false;
 
-  constructor(budgetMs: number, parent?: AbortSignal) {
+  /**
+   * `parent`: a signal that aborts the work too. `onClose`: a host's way to say the caller went away
+   * without an AbortController per request (it registers a listener and returns its removal).
+   */
+  constructor(budgetMs: number, parent?: AbortSignal, onClose?: (listener: () => void) => () => void) {
     this.timer = setTimeout(() => this.controller.abort(new AdapterTimeoutError('this request')), budgetMs);
     this.timer.unref?.();
     if (parent) {
@@ -19,6 +26,12 @@ export class Deadline {
         parent.addEventListener('abort', onParentAbort, { once: true });
         this.unlink = () => parent.removeEventListener('abort', onParentAbort);
       }
+    }
+    if (onClose) {
+      this.unhook = onClose(() => {
+        this.callerGone = true;
+        this.controller.abort(new Error('the caller closed the connection'));
+      });
     }
   }
 
@@ -56,5 +69,6 @@ export class Deadline {
   dispose(): void {
     clearTimeout(this.timer);
     this.unlink?.();
+    this.unhook?.();
   }
 }

@@ -1,11 +1,13 @@
 /**
- * Errors the store router answers as HTTP 4xx. Each class has a literal `name`, a stable `code`
- * (a section of `docs/errors.md` each) and the HTTP status it maps to. Their `message` is written
- * for the caller and is sent as the `{error}` body, so it never holds a key or an internal detail.
+ * Errors the store router answers as HTTP 4xx. Each class extends `StorebridgeError`, has a
+ * literal `name`, a stable `code` (a section of `docs/errors.md` each) and the HTTP status it maps
+ * to. Their `message` is written for the caller and is sent as the `{error}` body, so it never
+ * holds a key or an internal detail.
  *
  * Failures inside the kit (adapter errors, an item larger than the page budget, time-outs) are the
- * `StorebridgeError`s of `lib/errors.ts`; `toErrorResponse` maps both families to responses.
+ * other `StorebridgeError`s of `lib/errors.ts`; `StoreCore.failure` maps both to responses.
  */
+import { StorebridgeError } from '../errors';
 
 export type HttpErrorCode =
   | 'INVALID_QUERY'
@@ -15,10 +17,12 @@ export type HttpErrorCode =
   | 'BODY_TOO_LARGE'
   | 'UNAUTHORIZED'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'RATE_LIMITED';
 
-export abstract class HttpError extends Error {
-  abstract readonly code: HttpErrorCode;
+/** A refusal answered with its own status and message. */
+export abstract class HttpError extends StorebridgeError {
+  abstract override readonly code: HttpErrorCode;
   abstract readonly status: number;
 }
 
@@ -63,7 +67,7 @@ export class BodyTooLargeError extends HttpError {
   }
 }
 
-/** The `SvcKey` header is missing, unknown or expired (401). */
+/** The key header (`SvcKey` or `C2SKey`) is missing, unknown, expired, or given twice with different values (401). */
 export class UnauthorizedError extends HttpError {
   override readonly name = 'UnauthorizedError';
   readonly code = 'UNAUTHORIZED';
@@ -75,6 +79,20 @@ export class NotFoundError extends HttpError {
   override readonly name = 'NotFoundError';
   readonly code = 'NOT_FOUND';
   readonly status = 404;
+}
+
+/** The path is a route of the router, the method is not one it serves there (405, with `Allow`). */
+export class MethodNotAllowedError extends HttpError {
+  override readonly name = 'MethodNotAllowedError';
+  readonly code = 'METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  constructor(
+    message: string,
+    /** The methods the path serves, for the `Allow` header. */
+    readonly allow: readonly string[],
+  ) {
+    super(message);
+  }
 }
 
 /** Too many requests for this key, or too many failed key checks from this address (429). */

@@ -1,98 +1,80 @@
 /**
- * Strict parsing of a list request's query string. The raw query string is parsed here (not by the
- * framework), so Express 4 (`qs`), Express 5 (`querystring`) and any other host behave the same:
- * no nested objects, a repeated parameter is an error, every error says what is wrong.
+ * A list request's query, parsed with the contract's table (`LIST_QUERY`, `parseQuery`): the
+ * parameters, their schemas and their messages are declared once, in `lib/contract/query.ts`.
+ * The raw query string is parsed here (not by the framework), so Express 4 (`qs`), Express 5
+ * (`querystring`), `node:http` and Fetch hosts behave the same: no nested objects, a repeated
+ * parameter is an error, every error names the parameter.
+ *
+ * What this module adds is what one parameter alone cannot say: the defaults (`sortorder` asc,
+ * `limit` the router's page size), that `offset` and `next` exclude each other, the cursor's
+ * checks, and the `id` read. Every other parameter the table declares is handed to the adapter's
+ * `list` as is (`ListQuery.extra`): adding a list parameter means adding it to the table, to
+ * `ListOptions` and to the adapters, and nothing here (see docs/wire-decisions.md).
  */
 import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
-import type { Entity } from '../contract/webhook';
+import { LIST_QUERY, parseQuery, type ListQueryValues } from '../contract/query';
+import { hasControlCharacter, type Entity } from '../contract/webhook';
 import { InvalidQueryError } from './http-errors';
 import type { RouterConfig } from './router-options';
 
-/** Parameters a list request understands; anything else is ignored (see docs/wire-decisions.md). */
-const LIST_PARAMS = ['sortorder', 'jobid', 'offset', 'next', 'limit'] as const;
+/** The parameters the core itself interprets; every other one in `LIST_QUERY` goes to the adapter. */
+const CORE_PARAMETERS: ReadonlySet<string> = new Set(['sortorder', 'jobid', 'offset', 'next', 'limit', 'id'] satisfies (keyof typeof LIST_QUERY)[]);
 
+/** A list request for one page. */
 export interface ListQuery {
+  readonly kind: 'page';
   readonly sortorder: SortOrder;
-  readonly jobid: number;
+  /** `undefined`: the caller sent none (an untracked request, allowed). */
+  readonly jobid: number | undefined;
   /** `offset`: answer `paging.offset`; `cursor`: answer without it. */
   readonly mode: 'offset' | 'cursor';
   readonly offset: number;
   readonly after: SortKey | undefined;
   readonly limit: number;
+  /** The table's other parameters that were given, for the adapter's `list` (ListOptions). */
+  readonly extra: Readonly<Record<string, unknown>>;
 }
 
-/** Every parameter of a query string with all its values, in order. */
-export function queryParams(rawQuery: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const [name, value] of new URLSearchParams(rawQuery)) {
-    const values = out.get(name);
-    if (values) values.push(value);
-    else out.set(name, [value]);
-  }
-  return out;
+/** A list request with `id`: read that one item (the deployed by-id read). */
+export interface ItemQuery {
+  readonly kind: 'item';
+  readonly id: string;
 }
 
-/** A query as a plain record: one value a string, a repeated one an array (null prototype). */
-export function queryRecord(params: Map<string, string[]>): Record<string, string | string[]> {
-  const rec: Record<string, string | string[]> = Object.create(null);
-  for (const [name, values] of params) rec[name] = values.length === 1 ? values[0] : values;
-  return rec;
-}
-
-function shorten(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-}
-
-const INTEGER = /^-?\d{1,16}$/;
-const NON_NEGATIVE = /^\d{1,16}$/;
-
-export function parseListQuery(rawQuery: string, entity: Entity, config: RouterConfig): ListQuery {
-  const params = queryParams(rawQuery);
-  const one = (name: (typeof LIST_PARAMS)[number]): string | undefined => {
-    const values = params.get(name);
-    if (!values) return undefined;
-    if (values.length > 1) throw new InvalidQueryError(`${name} must be given once, got ${values.length} values`);
-    return values[0];
-  };
-
-  const sortorder = one('sortorder');
-  if (sortorder === undefined) throw new InvalidQueryError('sortorder is required: asc or desc');
-  if (sortorder !== 'asc' && sortorder !== 'desc') throw new InvalidQueryError(`sortorder must be asc or desc, got ${shorten(sortorder)}`);
-
-  const jobidText = one('jobid');
-  if (jobidText === undefined) throw new InvalidQueryError('jobid is required: the integer id of the sync job');
-  if (!INTEGER.test(jobidText) || !Number.isSafeInteger(Number(jobidText))) {
-    throw new InvalidQueryError(`jobid must be an integer, got ${shorten(jobidText)}`);
-  }
-
-  const offsetText = one('offset');
-  const next = one('next');
-  if (offsetText !== undefined && next !== undefined) {
+export function parseListQuery(rawQuery: string, entity: Entity, config: RouterConfig): ListQuery | ItemQuery {
+  const parsed = parseQuery(LIST_QUERY, rawQuery);
+  if (!parsed.ok) throw new InvalidQueryError(parsed.error);
+  const v: ListQueryValues = parsed.values;
+  // With `id`, the paging parameters do not apply; they were still checked one by one above.
+  if (v.id !== undefined) return { kind: 'item', id: v.id };
+  if (v.offset !== undefined && v.next !== undefined) {
     throw new InvalidQueryError('give either offset (numeric paging) or next (cursor paging), not both');
   }
-  let offset = 0;
-  if (offsetText !== undefined) {
-    if (!NON_NEGATIVE.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) {
-      throw new InvalidQueryError(`offset must be a non-negative integer, got ${shorten(offsetText)}`);
-    }
-    offset = Number(offsetText);
-  }
-  let after: SortKey | undefined;
-  if (next !== undefined) {
-    if (next === '') throw new InvalidQueryError('next must not be empty: send the paging.next value of the previous page');
-    after = config.cursors.decode(next, { entity, sortorder });
-  }
+  const sortorder = v.sortorder ?? 'asc';
+  const after = v.next === undefined ? undefined : config.cursors.decode(v.next, { entity, sortorder });
+  return {
+    kind: 'page',
+    sortorder,
+    jobid: v.jobid,
+    mode: v.next !== undefined ? 'cursor' : v.offset !== undefined ? 'offset' : config.defaultPagination,
+    offset: v.offset ?? 0,
+    after,
+    limit: Math.min(v.limit ?? config.pageSize, config.maxPageSize),
+    extra: extraParameters(v),
+  };
+}
 
-  let limit = config.pageSize;
-  const limitText = one('limit');
-  if (limitText !== undefined) {
-    if (!NON_NEGATIVE.test(limitText) || Number(limitText) < 1) {
-      throw new InvalidQueryError(`limit must be a positive integer (at most ${config.maxPageSize}), got ${shorten(limitText)}`);
-    }
-    limit = Math.min(Number(limitText), config.maxPageSize);
-  }
+const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
-  const mode = next !== undefined ? 'cursor' : offsetText !== undefined ? 'offset' : config.defaultPagination;
-  return { sortorder, jobid: Number(jobidText), mode, offset, after, limit };
+function extraParameters(values: Record<string, unknown>): Readonly<Record<string, unknown>> {
+  let extra: Record<string, unknown> | undefined;
+  for (const name in values) {
+    if (CORE_PARAMETERS.has(name) || values[name] === undefined) continue;
+    const value = values[name];
+    // The core's promise to every adapter: no control character reaches it (PostgreSQL refuses NUL).
+    if (typeof value === 'string' && hasControlCharacter(value)) throw new InvalidQueryError(`${name} must not contain control characters (U+0000–U+001F)`);
+    (extra ??= {})[name] = value;
+  }
+  return extra ?? NONE;
 }

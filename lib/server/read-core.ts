@@ -8,14 +8,15 @@
  */
 import type { SortKey } from '../adapter';
 import type { ListedItem } from '../adapter-guard';
+import { entityOf } from '../contract/entities';
 import type { Paging } from '../contract/messages';
-import { MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
+import { hasControlCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../contract/webhook';
 import { AdapterTimeoutError, ItemTooLargeError } from '../errors';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { InvalidQueryError, NotFoundError } from './http-errors';
 import type { ListQuery } from './list-query';
-import type { RouterConfig } from './router-options';
+import type { Listing, RouterConfig } from './router-options';
 
 /** The first adapter call asks for this many items at most; each further call for twice as many. */
 export const FIRST_CHUNK = 64;
@@ -25,6 +26,8 @@ export interface CoreHttpResponse {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body: string;
+  /** The body's length in UTF-8 bytes, when the core already knows it (list pages count it anyway). */
+  readonly bytes?: number;
 }
 
 function pagingJson(paging: Paging): string {
@@ -32,7 +35,15 @@ function pagingJson(paging: Paging): string {
   return JSON.stringify({ pageSize: paging.pageSize, itemsTotal: paging.itemsTotal, offset: paging.offset, next: paging.next });
 }
 
-const digits = (n: number) => String(n).length;
+/** Decimal digits of a non-negative integer (asked per listed item: no string is made). */
+function digits(n: number): number {
+  let d = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) d++;
+  return d;
+}
+
+/** `{"pageSize":` + `,"itemsTotal":` + 16 digits + `,"next":"` + `"}`: what every bound adds. */
+const PAGING_FIXED = '{"pageSize":'.length + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + ',"next":"'.length + '"}'.length;
 
 /**
  * Length of `pagingJson` with a 16-digit `itemsTotal` and a `next` of `cursorLength` characters:
@@ -40,7 +51,7 @@ const digits = (n: number) => String(n).length;
  */
 export function maxPagingLength(pageSize: number, offset: number | undefined, cursorLength: number): number {
   const offsetPart = offset === undefined ? 0 : ',"offset":'.length + digits(offset);
-  return '{"pageSize":'.length + digits(pageSize) + ',"itemsTotal":'.length + digits(Number.MAX_SAFE_INTEGER) + offsetPart + ',"next":"'.length + cursorLength + '"}'.length;
+  return PAGING_FIXED + digits(pageSize) + offsetPart + cursorLength;
 }
 
 /**
@@ -68,12 +79,34 @@ function keyOfListed(item: ListedItem<unknown>): SortKey {
 }
 
 /**
+ * The members a stub carries besides `_id` and `last_updated` (the deployed ids-only list: the
+ * cs-cart example's order stubs carry `orderid`; product stubs carry nothing more, so a caller can
+ * tell a stub from an item).
+ */
+const STUB_MEMBERS: { readonly [E in Entity]: readonly (keyof ItemOf<E>)[] } = { products: [], orders: ['orderid'] };
+
+/** The JSON text a listed item is sent as: the item, or its stub. */
+function listedJson(entity: Entity, listing: Listing): (item: ListedItem<unknown>) => string {
+  if (listing === 'full') return (item) => item.json;
+  const members = STUB_MEMBERS[entity] as readonly string[];
+  return (item) => {
+    const stub: Record<string, unknown> = { _id: item._id, last_updated: item.last_updated };
+    if (members.length > 0) {
+      const doc = item.doc as Record<string, unknown>;
+      for (const m of members) if (doc[m] !== undefined) stub[m] = doc[m];
+    }
+    return JSON.stringify(stub);
+  };
+}
+
+/**
  * One list page. Offset mode answers `paging.offset` (this page's first position) and, when more
  * items follow, `next` as a cursor after the last item sent; cursor mode answers `next` only.
  */
 export async function listPage(config: RouterConfig, entity: Entity, query: ListQuery, deadline: Deadline): Promise<CoreHttpResponse> {
   const store = config.adapter.entity(entity);
   const signal = deadline.signal;
+  const jsonOf = listedJson(entity, config.listing);
   const total = deadline.race(store.count({ signal }));
   total.catch(() => undefined);
 
@@ -96,7 +129,7 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
     const want = Math.min(chunk, query.limit + 1 - jsons.length);
     let items: ListedItem<unknown>[];
     try {
-      items = await deadline.race(store.list({ sortorder: query.sortorder, limit: want, ...position, signal }));
+      items = await deadline.race(store.list({ ...query.extra, sortorder: query.sortorder, limit: want, ...position, signal }));
     } catch (err) {
       if (err instanceof AdapterTimeoutError && jsons.length > 0) {
         more = true;
@@ -109,7 +142,7 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
         more = true;
         break fill;
       }
-      const json = item.json;
+      const json = jsonOf(item);
       const bytes = Buffer.byteLength(json, 'utf8');
       const key = keyOfListed(item);
       // The largest paging this page could end with: a 16-digit total and `next` after this item.
@@ -144,18 +177,39 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
     offset: pageOffset,
     next: more && last ? cursorFor(last) : undefined,
   };
-  return { status: 200, body: `${prefix}${pagingJson(paging)}${middle}${jsons.join(',')}${suffix}` };
+  const pagingText = pagingJson(paging);
+  // The envelope and paging are ASCII: their lengths are their byte counts.
+  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes };
 }
 
-/** `200 {product}` / `200 {order}`, or `404 {error}`. */
-export async function getItem(config: RouterConfig, entity: Entity, id: string, deadline: Deadline): Promise<CoreHttpResponse> {
-  const noun = SINGULAR[entity];
-  if (id === '') throw new InvalidQueryError(`the ${noun} id in the path must not be empty`);
-  if (id.length > MAX_ID_LENGTH) throw new InvalidQueryError(`the ${noun} id in the path must be at most ${MAX_ID_LENGTH} characters`);
+/**
+ * The item with this `_id`, or `NotFoundError`. `where` names where the id came from, for messages
+ * (`in the path`, `in the id parameter`). An id the contract refuses (empty, too long, a control
+ * character) is a 400 before the adapter is asked: no adapter ever sees a NUL.
+ */
+async function readOne<E extends Entity>(config: RouterConfig, entity: E, id: string, where: string, deadline: Deadline): Promise<ItemOf<E>> {
+  const { noun } = entityOf(entity);
+  if (id === '') throw new InvalidQueryError(`the ${noun} id ${where} must not be empty`);
+  if (id.length > MAX_ID_LENGTH) throw new InvalidQueryError(`the ${noun} id ${where} must be at most ${MAX_ID_LENGTH} characters`);
+  if (hasControlCharacter(id)) throw new InvalidQueryError(`the ${noun} id ${where} must not contain control characters (U+0000–U+001F)`);
   const item = await deadline.race(config.adapter.entity(entity).get(id, { signal: deadline.signal }));
   if (item === undefined) {
     const shown = id.length > 80 ? `${id.slice(0, 80)}…` : id;
     throw new NotFoundError(`no ${noun} with _id ${JSON.stringify(shown)}`);
   }
-  return { status: 200, body: JSON.stringify({ [noun]: item }) };
+  return item;
+}
+
+/** `GET /products/:id`: `200 {product}` / `200 {order}`, or `404 {error}`. */
+export async function getItem(config: RouterConfig, entity: Entity, id: string, deadline: Deadline): Promise<CoreHttpResponse> {
+  const item = await readOne(config, entity, id, 'in the path', deadline);
+  return { status: 200, body: JSON.stringify({ [entityOf(entity).noun]: item }) };
+}
+
+/**
+ * `GET /products?id=X` (the deployed by-id read on the list URL): `200` with the bare item (the
+ * one shape proven against the deployed service), or `404 {error}`.
+ */
+export async function getBareItem(config: RouterConfig, entity: Entity, id: string, deadline: Deadline): Promise<CoreHttpResponse> {
+  return { status: 200, body: JSON.stringify(await readOne(config, entity, id, 'in the id parameter', deadline)) };
 }

@@ -3,6 +3,13 @@
  * balancer enforce one limit per key instead of one each. Both packages are loaded on first use.
  */
 import type { Store as RateLimitStore } from 'express-rate-limit';
+import { StorebridgeError } from '../errors';
+
+/** The Redis rate-limit store cannot be used: its packages are missing, or Redis does not answer. */
+export class RedisUnavailableError extends StorebridgeError {
+  override readonly name = 'RedisUnavailableError';
+  readonly code = 'REDIS_UNAVAILABLE';
+}
 
 export interface RedisRateLimitOptions {
   /** Prefix of every Redis key written (e.g. per deployment or test). Default `storebridge:rl:`. */
@@ -45,7 +52,7 @@ export async function connectRedisRateLimit(url: string, options: RedisRateLimit
     ({ Redis } = require('ioredis') as typeof import('ioredis'));
     ({ RedisStore } = require('rate-limit-redis') as typeof import('rate-limit-redis'));
   } catch (err) {
-    throw new Error('a Redis rate-limit store needs the ioredis and rate-limit-redis packages: npm install ioredis rate-limit-redis', { cause: err });
+    throw new RedisUnavailableError('a Redis rate-limit store needs the ioredis and rate-limit-redis packages: npm install ioredis rate-limit-redis', { cause: err });
   }
   const prefix = options.prefix ?? 'storebridge:rl:';
   const client = new Redis(url, {
@@ -60,7 +67,7 @@ export async function connectRedisRateLimit(url: string, options: RedisRateLimit
     await client.ping();
   } catch (err) {
     client.disconnect();
-    throw new Error(`cannot reach Redis at ${redisUrlForDisplay(url)}: ${(err as Error).message}`);
+    throw new RedisUnavailableError(`cannot reach Redis at ${redisUrlForDisplay(url)}: ${(err as Error).message}`);
   }
   return {
     store: (name) =>

@@ -32,7 +32,8 @@ export class RequestObservation {
   ) {
     const base = config.logger;
     if (!base) return;
-    const bindings: Record<string, unknown> = jobid === undefined ? { operation } : { jobid, operation };
+    // Deployed callers may send no jobid: such a request is served and logged as untracked.
+    const bindings: Record<string, unknown> = jobid === undefined ? { operation, untracked: true } : { jobid, operation };
     const bound = typeof base.child === 'function' ? base.child(bindings) : withBindings(base, bindings);
     this.logger = redacting(bound, () => this.presented);
   }

@@ -1,20 +1,26 @@
 /**
- * The store router's options, parsed once into a `RouterConfig`. Every check names the option at
- * fault (`InvalidOptionError`); unknown options are warned about once per process, so a typo is
- * visible without breaking a running app.
+ * The store router's options, declared once with the options toolkit (`lib/options.ts`): the
+ * declaration is each option's type, check and message. Parsed once into a `RouterConfig` by named
+ * steps (keys, sizes, rate limits, …). Every problem is an `InvalidOptionError` naming the option
+ * by its path (`rateLimit.failedAuth.limit`); an unknown option is refused with the closest known
+ * name, so a misspelt `ratelimit: false` never leaves rate limiting silently on.
  */
 import { createHmac } from 'node:crypto';
 import type { Store as RateLimitStore } from 'express-rate-limit';
+import { z } from 'zod';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
+import { KEY_HEADERS } from '../contract/dialects';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIME_BUDGET_MS, INTERFACE_LIMITS } from '../contract/limits';
 import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import { CursorCodec } from './cursor';
 import { anyKeyVerifier, jwtKeyVerifier, type JwtKeyOptions } from './jwt-key-verifier';
 import { staticKeyVerifier, type KeyVerifier, type SvcKeyOption } from './key-verifier';
 import { createStoreMetrics, type StoreMetrics } from './server-metrics';
 import type { Metrics, Registry } from '../metrics';
-import { parseLogger, type Logger } from '../logger';
+import type { Logger } from '../logger';
 
 export type { Logger } from '../logger';
 
@@ -91,7 +97,21 @@ export interface StoreRouterOptions {
    * Default: none. Exposing them is the owner's choice: mount `metricsHandler(registry)`.
    */
   readonly metrics?: Registry | Metrics;
+  /**
+   * The request headers a key is read from, in order. Default `['SvcKey', 'C2SKey']`: the spec's
+   * name and the one the deployed Click2Sync service sends. Never `Authorization`, never the query.
+   * A request carrying two of them with different values is refused (401).
+   */
+  readonly keyHeaders?: ReadonlyArray<string>;
+  /**
+   * What a list page carries. `full` (default): the items. `stubs`: only `{_id, last_updated}`
+   * (orders also `orderid`), the deployed "list by id" mode: the caller fetches what changed with
+   * `GET {list url}?id=X`.
+   */
+  readonly listing?: Listing;
 }
+
+export type Listing = 'full' | 'stubs';
 
 export interface RouterConfig {
   readonly adapter: GuardedAdapter;
@@ -116,175 +136,165 @@ export interface RouterConfig {
   readonly logger: Logger | undefined;
   readonly logRequests: boolean;
   readonly metrics: StoreMetrics | undefined;
+  /** The key headers as configured (for messages), and lower-cased (for lookups). */
+  readonly keyHeaders: readonly string[];
+  readonly keyHeaderNames: readonly string[];
+  readonly listing: Listing;
 }
 
-const KNOWN_OPTIONS = new Set([
-  'adapter',
-  'svcKeys',
-  'keyVerifier',
-  'pageSize',
-  'maxPageSize',
-  'maxPageBytes',
-  'maxBodyBytes',
-  'timeBudgetMs',
-  'cursorSecret',
-  'defaultPagination',
-  'rateLimit',
-  'allowedOrderStatuses',
-  'now',
-  'logger',
-  'logRequests',
-  'jwt',
-  'metrics',
-]);
-const warnedUnknown = new Set<string>();
-
-function positiveInt(name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new InvalidOptionError(name, `expected an integer from 1 to ${max}, got ${describe(value)}`);
-  }
-  return value;
+/**
+ * `false`, or an object of `schema`. (A zod union would report every problem of the object at the
+ * union's own path; this keeps each at its member's path: `rateLimit.failedAuth.limit`.)
+ */
+function falseOr<T extends z.ZodType>(schema: T, message: string) {
+  return z.any().transform((value, ctx): false | z.output<T> => {
+    if (value === false) return false;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as z.core.$ZodRawIssue);
+    return z.NEVER;
+  });
 }
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-}
+const windowMs = opt.int({ min: 1, max: 2 ** 31 - 1, unit: 'ms' });
+const rateLimitStore = opt.object<RateLimitStore>('an express-rate-limit store (with increment, decrement and resetKey)', (v) => typeof (v as RateLimitStore).increment === 'function');
+
+/** An HTTP token (RFC 9110), and not a header that carries something else. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+const NOT_KEY_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length']);
+
+const keyHeaders = z
+  .array(z.string({ error: 'must be an HTTP header name' }).regex(HEADER_NAME, 'must be an HTTP header name').refine((h) => !NOT_KEY_HEADERS.has(h.toLowerCase()), 'is never a key header'), {
+    error: 'must be a non-empty array of header names',
+  })
+  .min(1, 'must be a non-empty array of header names')
+  .superRefine((names, ctx) => {
+    const seen = new Set<string>();
+    names.forEach((name, i) => {
+      if (seen.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [i], message: `repeats ${name} (header names are case-insensitive)` });
+      seen.add(name.toLowerCase());
+    });
+  });
+
+const parseShape = defineOptions('createStoreRouter', {
+  adapter: opt.object<StoreAdapter | GuardedAdapter>('a storebridge adapter (an object with products and orders stores)'),
+  // Checked entry by entry by staticKeyVerifier / jwtKeyVerifier, whose messages name the entry.
+  svcKeys: z.custom<ReadonlyArray<SvcKeyOption>>((v) => v === undefined || Array.isArray(v), { error: 'must be an array of keys (strings or {key, id?, expiresAt?})' }).optional(),
+  keyVerifier: opt.object<KeyVerifier>('an object with a verify(presented, now) method', (v) => typeof (v as KeyVerifier).verify === 'function').optional(),
+  jwt: opt.object<JwtKeyOptions>('JWT key options ({connection, keys, …})').optional(),
+  keyHeaders: keyHeaders.optional(),
+  pageSize: opt.int({ min: 1, max: 100_000 }).optional(),
+  maxPageSize: opt.int({ min: 1, max: 100_000 }).optional(),
+  maxPageBytes: opt.int({ min: 256, max: 1_000_000_000, unit: 'bytes, room for the envelope' }).default(INTERFACE_LIMITS.maxPageBytes),
+  maxBodyBytes: opt.int({ min: 1, max: 1_000_000_000, unit: 'bytes' }).default(DEFAULT_MAX_BODY_BYTES),
+  timeBudgetMs: opt.int({ min: 1, max: INTERFACE_LIMITS.requestTimeMs, unit: 'ms' }).default(DEFAULT_TIME_BUDGET_MS),
+  cursorSecret: z
+    .union([z.string(), z.instanceof(Buffer)], { error: 'must be a string or Buffer of at least 16 bytes' })
+    .refine((c) => Buffer.byteLength(c) >= 16, 'must be a string or Buffer of at least 16 bytes')
+    .optional(),
+  defaultPagination: opt.oneOf(['offset', 'cursor']).default('offset'),
+  listing: opt.oneOf(['full', 'stubs']).default('full'),
+  rateLimit: falseOr(
+    z.strictObject({
+      limit: opt.int({ min: 1 }).default(1200),
+      windowMs: windowMs.default(60_000),
+      store: rateLimitStore.optional(),
+      failedAuth: falseOr(
+        z.strictObject({ limit: opt.int({ min: 1 }).default(100), windowMs: windowMs.default(60_000), store: rateLimitStore.optional() }),
+        'must be false or {limit?, windowMs?, store?}',
+      ).optional(),
+    }),
+    'must be false or {limit?, windowMs?, store?, failedAuth?}',
+  ).optional(),
+  allowedOrderStatuses: z
+    .array(z.string().min(1), { error: 'must be null (any status) or a non-empty array of non-empty strings' })
+    .min(1, 'must be null (any status) or a non-empty array of non-empty strings')
+    .nullable()
+    .optional(),
+  now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
+  logger: opt.logger().optional(),
+  logRequests: opt.boolean().default(false),
+  metrics: opt.object<Registry | Metrics>('a prom-client Registry or the result of createMetrics()').optional(),
+});
+
+type ParsedOptions = ReturnType<typeof parseShape>;
 
 /** Parses and checks the options once. Throws `InvalidOptionError` naming the bad option. */
 export function parseRouterOptions(options: StoreRouterOptions): RouterConfig {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const logger = parseLogger(options.logger);
-  for (const name of Object.keys(options)) {
-    if (KNOWN_OPTIONS.has(name) || warnedUnknown.has(name)) continue;
-    warnedUnknown.add(name);
-    const msg = `storebridge: unknown store router option "${name}" is ignored`;
-    if (logger) logger.warn({ option: name }, msg);
-    else process.emitWarning(msg, { code: 'STOREBRIDGE_UNKNOWN_OPTION' });
-  }
+  const o = parseShape(options);
+  const metrics = parseMetrics(o.metrics);
+  const adapter = parseAdapter(o.adapter);
+  return {
+    adapter: metrics ? metrics.timeAdapter(adapter) : adapter,
+    ...parseKeys(o),
+    ...parseSizes(o),
+    defaultPagination: o.defaultPagination,
+    listing: o.listing,
+    rateLimit: rateLimitOf(o.rateLimit),
+    allowedOrderStatuses: o.allowedOrderStatuses === null ? null : new Set(o.allowedOrderStatuses ?? ORDER_STATUSES),
+    now: o.now ?? Date.now,
+    logger: o.logger,
+    logRequests: o.logger !== undefined && o.logRequests,
+    metrics,
+  };
+}
 
-  if (!options.adapter) throw new InvalidOptionError('adapter', 'an adapter is required');
-  let adapter: GuardedAdapter;
+function parseAdapter(adapter: StoreAdapter | GuardedAdapter): GuardedAdapter {
   try {
-    adapter = guardAdapter(options.adapter);
+    return guardAdapter(adapter);
   } catch (err) {
     throw new InvalidOptionError('adapter', (err as Error).message);
   }
+}
 
+/** The key check (`svcKeys`, `jwt` or `keyVerifier`), the cursor secret and the key header names. */
+function parseKeys(o: ParsedOptions): Pick<RouterConfig, 'verifier' | 'cursors' | 'keyHeaders' | 'keyHeaderNames'> {
   let verifier: KeyVerifier;
   let derivedSecret: Buffer | undefined;
-  if (options.keyVerifier !== undefined) {
-    if (options.svcKeys !== undefined || options.jwt !== undefined) throw new InvalidOptionError('keyVerifier', 'give either svcKeys/jwt or keyVerifier, not both');
-    if (!options.keyVerifier || typeof options.keyVerifier.verify !== 'function') {
-      throw new InvalidOptionError('keyVerifier', 'expected an object with a verify(presented, now) method');
-    }
-    verifier = options.keyVerifier;
-  } else if (options.svcKeys === undefined && options.jwt !== undefined) {
-    verifier = jwtKeyVerifier(options.jwt, 'jwt');
+  if (o.keyVerifier !== undefined) {
+    if (o.svcKeys !== undefined || o.jwt !== undefined) throw new InvalidOptionError('keyVerifier', 'give either svcKeys/jwt or keyVerifier, not both');
+    verifier = o.keyVerifier;
+  } else if (o.svcKeys === undefined && o.jwt !== undefined) {
+    verifier = jwtKeyVerifier(o.jwt, 'jwt');
   } else {
-    if (options.svcKeys === undefined) throw new InvalidOptionError('svcKeys', 'at least one SvcKey is required (or jwt, or a keyVerifier)');
-    const s = staticKeyVerifier(options.svcKeys, 'svcKeys');
-    verifier = options.jwt !== undefined ? anyKeyVerifier(s, jwtKeyVerifier(options.jwt, 'jwt')) : s;
+    if (o.svcKeys === undefined) throw new InvalidOptionError('svcKeys', 'at least one SvcKey is required (or jwt, or a keyVerifier)');
+    const s = staticKeyVerifier(o.svcKeys, 'svcKeys');
+    verifier = o.jwt !== undefined ? anyKeyVerifier(s, jwtKeyVerifier(o.jwt, 'jwt')) : s;
     // Sorted, so replicas listing the same keys in another order still agree.
     const material = [...s.keyMaterial].sort().join('\n');
     derivedSecret = createHmac('sha256', 'storebridge cursor secret v1').update(material, 'utf8').digest();
   }
+  const secret = o.cursorSecret !== undefined ? Buffer.from(o.cursorSecret) : derivedSecret;
+  if (!secret) throw new InvalidOptionError('cursorSecret', `required with ${o.keyVerifier ? 'a keyVerifier' : 'jwt keys'} (there are no static keys to derive it from)`);
+  const headers = o.keyHeaders ?? [...KEY_HEADERS];
+  return { verifier, cursors: new CursorCodec(secret), keyHeaders: headers, keyHeaderNames: headers.map((h) => h.toLowerCase()) };
+}
 
-  let secret: Buffer;
-  if (options.cursorSecret !== undefined) {
-    const c = options.cursorSecret;
-    if (!(typeof c === 'string' || Buffer.isBuffer(c)) || Buffer.byteLength(c) < 16) {
-      throw new InvalidOptionError('cursorSecret', 'expected a string or Buffer of at least 16 bytes');
-    }
-    secret = Buffer.from(c);
-  } else if (derivedSecret) {
-    secret = derivedSecret;
-  } else {
-    throw new InvalidOptionError('cursorSecret', `required with ${options.keyVerifier ? 'a keyVerifier' : 'jwt keys'} (there are no static keys to derive it from)`);
-  }
-
-  const pageSize = positiveInt('pageSize', options.pageSize, 20, 100_000);
-  const maxPageSize = positiveInt('maxPageSize', options.maxPageSize, Math.max(1000, pageSize), 100_000);
+/** Page sizes: the default page size must fit under the cap of `limit`. */
+function parseSizes(o: ParsedOptions): Pick<RouterConfig, 'pageSize' | 'maxPageSize' | 'maxPageBytes' | 'maxBodyBytes' | 'timeBudgetMs'> {
+  const pageSize = o.pageSize ?? 20;
+  const maxPageSize = o.maxPageSize ?? Math.max(1000, pageSize);
   if (pageSize > maxPageSize) throw new InvalidOptionError('pageSize', `must not exceed maxPageSize (${maxPageSize})`);
-  const maxPageBytes = positiveInt('maxPageBytes', options.maxPageBytes, 10_000_000, 1_000_000_000);
-  if (maxPageBytes < 256) throw new InvalidOptionError('maxPageBytes', 'must be at least 256 bytes (room for the envelope)');
-  const maxBodyBytes = positiveInt('maxBodyBytes', options.maxBodyBytes, 10 * 1024 * 1024, 1_000_000_000);
-  const timeBudgetMs = positiveInt('timeBudgetMs', options.timeBudgetMs, 50_000, 60_000);
+  return { pageSize, maxPageSize, maxPageBytes: o.maxPageBytes, maxBodyBytes: o.maxBodyBytes, timeBudgetMs: o.timeBudgetMs };
+}
 
-  const pagination = options.defaultPagination ?? 'offset';
-  if (pagination !== 'offset' && pagination !== 'cursor') {
-    throw new InvalidOptionError('defaultPagination', `expected "offset" or "cursor", got ${describe(pagination)}`);
+/** On by default: 1,200 requests a minute per key, 100 refused keys a minute per address. */
+function rateLimitOf(rl: ParsedOptions['rateLimit']): RouterConfig['rateLimit'] {
+  if (rl === false) return false;
+  const r = rl ?? { limit: 1200, windowMs: 60_000 };
+  const fa = r.failedAuth ?? { limit: 100, windowMs: 60_000 };
+  return { limit: r.limit, windowMs: r.windowMs, store: r.store, failedAuth: fa === false ? false : { limit: fa.limit, windowMs: fa.windowMs, store: fa.store } };
+}
+
+function parseMetrics(metrics: Registry | Metrics | undefined): StoreMetrics | undefined {
+  if (metrics === undefined) return undefined;
+  try {
+    return createStoreMetrics(metrics);
+  } catch (err) {
+    throw new InvalidOptionError('metrics', (err as Error).message);
   }
-
-  let rateLimit: RouterConfig['rateLimit'];
-  const rl = options.rateLimit;
-  if (rl === false) rateLimit = false;
-  else if (rl === undefined || (typeof rl === 'object' && rl !== null && !Array.isArray(rl))) {
-    const r = rl ?? {};
-    const fa = r.failedAuth;
-    if (fa !== undefined && fa !== false && (typeof fa !== 'object' || fa === null)) {
-      throw new InvalidOptionError('rateLimit.failedAuth', 'expected false or {limit?, windowMs?, store?}');
-    }
-    rateLimit = {
-      limit: positiveInt('rateLimit.limit', r.limit, 1200),
-      windowMs: positiveInt('rateLimit.windowMs', r.windowMs, 60_000, 2 ** 31 - 1),
-      store: r.store,
-      failedAuth:
-        fa === false
-          ? false
-          : {
-              limit: positiveInt('rateLimit.failedAuth.limit', fa?.limit, 100),
-              windowMs: positiveInt('rateLimit.failedAuth.windowMs', fa?.windowMs, 60_000, 2 ** 31 - 1),
-              store: fa?.store,
-            },
-    };
-  } else {
-    throw new InvalidOptionError('rateLimit', `expected false or {limit?, windowMs?, store?, failedAuth?}, got ${describe(rl)}`);
-  }
-
-  let allowedOrderStatuses: ReadonlySet<string> | null;
-  const statuses = options.allowedOrderStatuses;
-  if (statuses === null) allowedOrderStatuses = null;
-  else if (statuses === undefined) allowedOrderStatuses = new Set(ORDER_STATUSES);
-  else if (Array.isArray(statuses) && statuses.length > 0 && statuses.every((s) => typeof s === 'string' && s !== '')) {
-    allowedOrderStatuses = new Set(statuses);
-  } else {
-    throw new InvalidOptionError('allowedOrderStatuses', 'expected null (any status) or a non-empty array of non-empty strings');
-  }
-
-  const now = options.now ?? Date.now;
-  if (typeof now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
-
-  const logRequests = options.logRequests ?? false;
-  if (typeof logRequests !== 'boolean') throw new InvalidOptionError('logRequests', 'expected true or false');
-
-  let metrics: StoreMetrics | undefined;
-  if (options.metrics !== undefined) {
-    try {
-      metrics = createStoreMetrics(options.metrics);
-    } catch (err) {
-      throw new InvalidOptionError('metrics', (err as Error).message);
-    }
-    adapter = metrics.timeAdapter(adapter);
-  }
-
-  return {
-    adapter,
-    verifier,
-    pageSize,
-    maxPageSize,
-    maxPageBytes,
-    maxBodyBytes,
-    timeBudgetMs,
-    cursors: new CursorCodec(secret),
-    defaultPagination: pagination,
-    rateLimit,
-    allowedOrderStatuses,
-    now,
-    logger,
-    logRequests: logger !== undefined && logRequests,
-    metrics,
-  };
 }

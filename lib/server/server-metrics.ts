@@ -94,9 +94,10 @@ export function createStoreMetrics(target: Registry | Metrics): StoreMetrics {
       const timedAdapter: GuardedAdapter = {
         products,
         orders,
-        entity: <E extends Entity>(e: E) => (e === 'products' ? products : orders) as unknown as GuardedEntityStore<E>,
+        entity: <E extends Entity>(e: E) => ({ products, orders })[e] as unknown as GuardedEntityStore<E>,
         productBySku: timed('products', 'productBySku', (sku: string, o) => adapter.productBySku(sku, o)),
         hasSkuLookup: adapter.hasSkuLookup,
+        newId: (entity, item, o) => adapter.newId(entity, item, o),
         close: () => adapter.close(),
         inner: adapter.inner,
       };

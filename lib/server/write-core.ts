@@ -3,12 +3,15 @@
  * query and body validation, built-in and adapter business checks, and the upsert. The Express
  * binding (auth, rate limit, body limit, JSON parsing, mapping thrown errors to 500) wraps it.
  *
- * Rules (spec "Webhooks" 4–6, DESIGN.md "Writes"; every message is listed in `docs/writes.md`):
- * `id` and `jobid` are required; the body is a JSON object; a body `_id` must equal `id` (a missing
- * one takes it); the body is checked against the contract schema (unknown members stripped and
- * warned about, `__proto__`/`constructor`/`prototype` refused); any reason refuses the write and
- * nothing is stored; otherwise the item is upserted with `last_updated: 'touch'`, so an unchanged
- * repeat stores nothing and answers the same item.
+ * Rules (spec "Webhooks" 4–6 and the deployed service's creates; every message is listed in
+ * `docs/writes.md`): the query is parsed with the contract's `WRITE_QUERY` (`id` and `jobid` both
+ * optional); the body is a JSON object; a body `_id` must equal `id` (a missing one takes it; with
+ * no `id`, the body's `_id` is the id; with neither, the write **creates** the item and the store
+ * assigns its id: the adapter's `newId`, else a random `<noun>-<uuid>`); the body is checked
+ * against the contract schema (unknown members stripped and warned about,
+ * `__proto__`/`constructor`/`prototype` refused); any reason refuses the write and nothing is
+ * stored; otherwise the item is upserted with `last_updated: 'touch'`, so an unchanged repeat
+ * stores nothing and answers the same item.
  *
  * @example
  * ```ts
@@ -23,13 +26,18 @@
  * // res.status === 200, res.body.order.last_updated is now
  * ```
  */
+import { randomUUID } from 'node:crypto';
 import type { GuardedAdapter } from '../adapter-guard';
+import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
-import { ITEM_SCHEMAS, MAX_ID_LENGTH, SINGULAR, type Entity } from '../contract/webhook';
+import { parseQuery, WRITE_QUERY } from '../contract/query';
+import type { Entity, ItemOf } from '../contract/webhook';
+import { AdapterContractError } from '../errors';
+import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';
-import { checkOrder, checkProduct, type Findings } from './write-checks';
-import { capMessages, clip, issueReason, quote } from './write-messages';
+import { checkOrder, checkProduct, type CheckContext, type Findings } from './write-checks';
+import { capMessages, capReasons, clip, issueReason, quote } from './write-messages';
 
 export interface WriteConfig {
   /** Order statuses a write may carry; `null` accepts any (uncommon ones are warned about). */
@@ -48,39 +56,51 @@ export interface CoreResponse {
   body: unknown;
 }
 
-const NOUN = { orders: 'order', products: 'product' } as const;
+/**
+ * A write's query: the raw query string (with or without `?`), or a record of its parameters as a
+ * host parsed them (a repeated parameter as an array; anything else is refused).
+ */
+export type WriteQuery = string | Readonly<Record<string, unknown>>;
 
-function isObject(v: unknown): v is Record<string, unknown> {
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The value of a query parameter the client sent once, as a string, or a reason why not. */
-function singleParam(query: Record<string, unknown>, name: string): { value?: string; reason?: string } {
-  const raw = isObject(query) && Object.prototype.hasOwnProperty.call(query, name) ? query[name] : undefined;
-  if (raw === undefined) return { reason: `${name}: query parameter is required` };
-  if (Array.isArray(raw)) return { reason: `${name}: query parameter must be given once, got ${raw.length} values` };
-  if (typeof raw !== 'string') return { reason: `${name}: query parameter must be a plain value, not an object` };
-  return { value: raw };
-}
+/** The built-in business checks of each entity. */
+const BUILT_IN_CHECKS: { readonly [E in Entity]: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
+  products: checkProduct,
+  orders: (item, _id, ctx) => checkOrder(item, ctx),
+};
 
-function readId(query: Record<string, unknown>, reasons: string[]): string | undefined {
-  const { value, reason } = singleParam(query, 'id');
-  if (reason) reasons.push(reason);
-  else if (value === '') reasons.push('id: query parameter must not be empty');
-  else if (value!.length > MAX_ID_LENGTH) reasons.push(`id: query parameter must be at most ${MAX_ID_LENGTH} characters, got ${value!.length}`);
-  else return value;
-  return undefined;
-}
-
-function readJobId(query: Record<string, unknown>, reasons: string[]): void {
-  const { value, reason } = singleParam(query, 'jobid');
-  if (reason) reasons.push(reason);
-  else if (!/^-?\d{1,16}$/.test(value!) || !Number.isSafeInteger(Number(value))) {
-    reasons.push(`jobid: query parameter must be an integer, got ${quote(value)}`);
+/**
+ * The `id` and `jobid` of a write, each checked with its schema in `WRITE_QUERY`; every problem is
+ * a reason (`id: query parameter must not be empty`), so one answer reports them all.
+ */
+function readWriteQuery(query: WriteQuery, reasons: string[]): { id?: string; jobid?: number } {
+  let raw: string;
+  if (typeof query === 'string') raw = query;
+  else {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(isObject(query) ? query : {})) {
+      if (value === undefined) continue;
+      if (typeof value === 'string') params.append(name, value);
+      else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) for (const v of value) params.append(name, v);
+      else if (Object.prototype.hasOwnProperty.call(WRITE_QUERY, name)) reasons.push(`${name}: query parameter must be a plain value, not an object`);
+    }
+    raw = params.toString();
   }
+  const out: { id?: string; jobid?: number } = {};
+  for (const name of Object.keys(WRITE_QUERY) as (keyof typeof WRITE_QUERY)[]) {
+    const one = parseQuery({ [name]: WRITE_QUERY[name] }, raw);
+    if (one.ok) (out as Record<string, unknown>)[name] = one.values[name];
+    else if (!reasons.some((r) => r.startsWith(`${name}: `))) reasons.push(`${name}: query parameter ${one.error.slice(name.length + 1)}`);
+  }
+  return out;
 }
 
-/** The spec's write failure structure (400): also used by the binding for unreadable bodies. */
+/** The spec's write failure structure (400): also used by the bindings for unreadable bodies. */
 export function writeFailure(entity: Entity, reasons: readonly string[], warnings: readonly string[]): CoreResponse {
   const more = reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : '';
   return {
@@ -88,8 +108,8 @@ export function writeFailure(entity: Entity, reasons: readonly string[], warning
     body: {
       success: false,
       code: 400,
-      error: `${NOUN[entity]} not stored: ${clip(reasons[0])}${more}`,
-      reasons: capMessages(reasons),
+      error: `${entityOf(entity).noun} not stored: ${clip(reasons[0])}${more}`,
+      reasons: capReasons(reasons, 400),
       warnings: capMessages(warnings),
     },
   };
@@ -103,77 +123,103 @@ export function writeFailure(entity: Entity, reasons: readonly string[], warning
 export async function handleWrite(
   adapter: GuardedAdapter,
   entity: Entity,
-  query: Record<string, unknown>,
+  query: WriteQuery,
   body: unknown,
   config: WriteConfig,
   signal: AbortSignal,
 ): Promise<CoreResponse> {
   signal.throwIfAborted();
-  const noun = NOUN[entity];
+  const d = entityOf(entity);
   const reasons: string[] = [];
   const warnings: string[] = [];
-  const id = readId(query, reasons);
-  readJobId(query, reasons);
+  const { id: queryId } = readWriteQuery(query, reasons);
+  const bodyProblem = checkBodyShape(body, d.noun);
+  if (bodyProblem) return writeFailure(entity, [...reasons, bodyProblem], warnings);
+  const item = body as Json;
 
-  if (!isObject(body)) {
-    reasons.push(`body: must be a JSON object (the complete ${noun}), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`);
-    return writeFailure(entity, reasons, warnings);
+  const bodyId = item._id;
+  if (bodyId !== undefined && queryId !== undefined && bodyId !== queryId) {
+    reasons.push(`_id: ${quote(bodyId)} does not match the id query parameter ${quote(queryId)}`);
   }
-  if (deeperThan(body, MAX_JSON_DEPTH)) {
-    reasons.push(`body: nested more than ${MAX_JSON_DEPTH} levels deep`);
-    return writeFailure(entity, reasons, warnings);
-  }
-  const forbidden = findForbiddenKey(body);
-  if (forbidden) {
-    reasons.push(`${forbidden}: this key name is not allowed`);
-    return writeFailure(entity, reasons, warnings);
-  }
+  // With a valid `id` the item is exactly that one; without, the body's own `_id` is the id (and is
+  // checked like any member); with neither, the write creates the item and the store assigns its id.
+  const creating = queryId === undefined && bodyId === undefined && !reasons.some((r) => r.startsWith('id: '));
+  const input: Json = { ...item, _id: queryId ?? bodyId };
+  if (input._id === undefined) delete input._id;
 
-  const bodyId = body._id;
-  if (bodyId !== undefined && id !== undefined && bodyId !== id) {
-    reasons.push(`_id: ${quote(bodyId)} does not match the id query parameter ${quote(id)}`);
-  }
-  // With a valid `id` the item is exactly that one; otherwise the write fails anyway and the
-  // body's own `_id` is still checked so every problem is reported at once.
-  const input: Record<string, unknown> = { ...body, _id: id ?? bodyId };
-  if (id === undefined && bodyId === undefined) delete input._id;
-
-  const schema = ITEM_SCHEMAS[entity];
-  const parsed = schema.safeParse(input);
+  const schema = d.schema;
+  const parsed = schema.safeParse(creating ? { ...input, _id: 'x' } : input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
+      // A refused `id` parameter has its own reason already.
       if (input._id === undefined && issue.path.length === 1 && issue.path[0] === '_id') continue;
       reasons.push(issueReason(issue, input));
     }
   }
   for (const path of findUnknownFields(schema, input)) warnings.push(`${path}: unknown field, ignored`);
 
+  const id = parsed.success && !creating ? parsed.data._id : queryId;
   const ctx = { adapter, signal, allowedOrderStatuses: config.allowedOrderStatuses };
-  const builtIn: Findings = entity === 'orders' ? await checkOrder(input, ctx) : await checkProduct(input, id, ctx);
+  const builtIn = await BUILT_IN_CHECKS[entity](input, id, ctx);
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
-
-  if (parsed.success && id !== undefined && config.maxPageBytes !== undefined) {
-    // The item as it will be listed: `last_updated` (13 digits until the year 2286) is the store's.
-    const bytes = Buffer.byteLength(JSON.stringify({ ...parsed.data, last_updated: 9_999_999_999_999 }), 'utf8');
-    const limit = maxListableItemBytes(entity, config.maxPageBytes, id.length);
-    if (bytes > limit) {
-      reasons.push(`body: the ${noun} is ${bytes} bytes as JSON, more than the ${limit} bytes one list page can hold (page budget ${config.maxPageBytes} bytes); it could never be listed`);
-    }
+  if (id !== undefined && !creating) {
+    const unsafe = urlUnsafeCharacters(id);
+    if (unsafe) warnings.push(`_id: ${quote(id)} holds ${unsafe}, which deployed peers put into URLs unencoded; prefer ids without # ? / % or spaces`);
   }
+  if (reasons.length > 0 || !parsed.success) return writeFailure(entity, reasons, warnings);
 
-  if (reasons.length > 0 || !parsed.success || id === undefined) return writeFailure(entity, reasons, warnings);
+  const finalId = creating ? await assignId(adapter, entity, input, signal) : parsed.data._id;
+  const ready = { ...parsed.data, _id: finalId } as ItemOf<typeof entity>;
+  const tooLarge = listableProblem(ready, entity, config.maxPageBytes);
+  if (tooLarge) return writeFailure(entity, [tooLarge], warnings);
 
   // The adapter's own checks see only items that passed everything else (see StoreAdapter.checkOrder).
   const store = adapter.entity(entity);
-  const own = await store.check(parsed.data as never, { signal });
+  const own = await store.check(ready, { signal });
   if (own.length > 0) return writeFailure(entity, own, warnings);
 
   // The binding may already have answered a timed-out request: never write after that.
   signal.throwIfAborted();
-  const { item } = await store.upsert(parsed.data as never, { lastUpdated: 'touch', now: config.now(), signal });
-  return {
-    status: 200,
-    body: { success: true, code: 200, warnings: capMessages(warnings), [SINGULAR[entity]]: item },
-  };
+  const { item: stored } = await store.upsert(ready, { lastUpdated: 'touch', now: config.now(), signal });
+  return { status: 200, body: { success: true, code: 200, warnings: capMessages(warnings), [d.noun]: stored } };
+}
+
+/** Why a body cannot be an item at all (not an object, too deep, a forbidden key), or nothing. */
+function checkBodyShape(body: unknown, noun: string): string | undefined {
+  if (!isObject(body)) return `body: must be a JSON object (the complete ${noun}), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`;
+  if (deeperThan(body, MAX_JSON_DEPTH)) return `body: nested more than ${MAX_JSON_DEPTH} levels deep`;
+  const forbidden = findForbiddenKey(body);
+  return forbidden ? `${forbidden}: this key name is not allowed` : undefined;
+}
+
+/** Tries of a generated id before giving up (each is a random UUID: one retry is already a miracle). */
+const ID_TRIES = 3;
+
+/**
+ * The id of an item being created: the adapter's `newId`, else `<noun>-<random UUID>` that no
+ * stored item has. Either way it is safe in a raw URL (docs/wire-decisions.md "Ids").
+ */
+async function assignId(adapter: GuardedAdapter, entity: Entity, item: Json, signal: AbortSignal): Promise<string> {
+  const own = await adapter.newId(entity, item as Omit<ItemOf<typeof entity>, '_id'>, { signal });
+  if (own !== undefined) {
+    const unsafe = urlUnsafeCharacters(own);
+    if (unsafe) throw new AdapterContractError('newId', `returned ${JSON.stringify(own.slice(0, 80))}, which holds ${unsafe}: the ids the store assigns must be safe in a raw URL`);
+    return own;
+  }
+  const store = adapter.entity(entity);
+  for (let i = 0; i < ID_TRIES; i++) {
+    const id = `${entityOf(entity).noun}-${randomUUID()}`;
+    if ((await store.get(id, { signal })) === undefined) return id;
+  }
+  throw new AdapterContractError('get', `every generated id was taken (${ID_TRIES} random UUIDs): the store answers get() for ids it does not hold`);
+}
+
+/** The item as it will be listed must fit an empty page: `last_updated` (13 digits until 2286) is the store's. */
+function listableProblem(item: ItemOf<Entity>, entity: Entity, maxPageBytes: number | undefined): string | undefined {
+  if (maxPageBytes === undefined) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify({ ...item, last_updated: 9_999_999_999_999 }), 'utf8');
+  const limit = maxListableItemBytes(entity, maxPageBytes, item._id.length);
+  if (bytes <= limit) return undefined;
+  return `body: the ${entityOf(entity).noun} is ${bytes} bytes as JSON, more than the ${limit} bytes one list page can hold (page budget ${maxPageBytes} bytes); it could never be listed`;
 }

@@ -91,3 +91,11 @@ export function capMessages(messages: readonly string[]): { msg: string }[] {
   shown.push({ msg: `… and ${messages.length - (MAX_MESSAGES - 1)} more` });
   return shown;
 }
+
+/**
+ * Caps a reason list like `capMessages`; each reason carries the spec's `msg` and the deployed
+ * form's `message` and `code` (the same text), so readers of either form find it.
+ */
+export function capReasons(reasons: readonly string[], code: number): { msg: string; message: string; code: number }[] {
+  return capMessages(reasons).map(({ msg }) => ({ msg, message: msg, code }));
+}

@@ -5,7 +5,7 @@
 import { checkEndpoints, type CheckReport } from '../../lib/conformance/endpoint-checker';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { startStoreServer } from '../../lib/server/store-server';
+import { startStoreServer } from '../../lib/host';
 import type { Product } from '../../lib/contract/webhook';
 import { encodeCursor, startFakeStore, type FakeStoreOptions } from '../client/fake-store';
 

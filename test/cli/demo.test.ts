@@ -32,6 +32,9 @@ describe('storebridge demo', () => {
     expect(r.out).toMatch(/POST \/orders\?jobid=1&id=\S+\s+→ 200: success true/);
     expect(r.out).toMatch(/GET \/orders\/no-such-order\s+→ 404/);
     expect(r.out).toMatch(/without a SvcKey\s+→ 401/);
+    // The deployed service's forms: C2SKey, a bare ?id= read, a create without id.
+    expect(r.out).toMatch(/GET \/products\?id=prod-000001\s+→ 200: the bare product "/);
+    expect(r.out).toMatch(/POST \/products \(no id\)\s+→ 200: success true, new _id product-[0-9a-f-]{36}$/m);
     // The generated key is a throwaway one and is shown so the store can be tried with curl.
     const key = /throwaway demo key \(valid only for this process\): (demo-\S+)/.exec(r.out)?.[1];
     expect(key).toBeDefined();

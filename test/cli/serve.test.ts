@@ -4,7 +4,8 @@
  * Needs the build (`npx tsc -p tsconfig.build.json`; `npm test` runs it first).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnCli } from './cli-process';
 
@@ -144,7 +145,7 @@ describe('storebridge serve options', () => {
   });
 
   it.each([
-    [['serve', '--port', '0'], /--key K \(or the STOREBRIDGE_KEY environment variable\) is required/],
+    [['serve', '--port', '0'], /a key is required: --key-file FILE, the STOREBRIDGE_KEY environment variable, or --key K/],
     [['serve', '--port', 'abc', '--key', KEY], /--port must be an integer/],
     [['serve', '--key', KEY, '--pagination', 'pages'], /--pagination must be offset or cursor/],
     [['serve', '--key', KEY, '--bogus'], /Unknown option '--bogus'/],
@@ -175,9 +176,38 @@ describe('storebridge serve options', () => {
     expect(cli.stderr()).toContain('SIGTERM, shutting down');
   }, 60_000);
 
-  it('--help prints the options', async () => {
+  it('--help prints the options, and prefers --key-file or STOREBRIDGE_KEY to --key', async () => {
     const r = await runToEnd(['serve', '--help']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/--pagination MODE/);
+    expect(r.out).toMatch(/--listing MODE/);
+    const text = r.out.replace(/\s+/g, ' ');
+    expect(text).toContain('--key-file FILE the key callers must send: read from FILE (preferred), or set STOREBRIDGE_KEY; never printed');
+    expect(text).toContain('--key K the same on the command line (visible in ps and shell history: prefer the file or STOREBRIDGE_KEY)');
+    expect(r.out.indexOf('--key-file FILE')).toBeLessThan(r.out.indexOf('--key K'));
+  });
+
+  it('--key-file FILE: the key from a file, accepted in SvcKey and C2SKey, never printed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-keyfile-'));
+    const file = join(dir, 'key');
+    writeFileSync(file, `${KEY}\n`, { mode: 0o600 });
+    const srv = await start(['serve', '--port', '0', '--key-file', file, '--demo', '5']);
+    try {
+      expect((await call(`${srv.url}/products`)).status).toBe(200);
+      const deployed = await fetch(`${srv.url}/products?id=prod-000001`, { headers: { C2SKey: KEY } });
+      expect(deployed.status).toBe(200);
+      expect(((await deployed.json()) as { _id: string })._id).toBe('prod-000001');
+      expect(srv.out() + srv.err()).not.toContain(KEY);
+    } finally {
+      srv.child.kill('SIGTERM');
+      await srv.exit;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const missing = await runToEnd(['serve', '--key-file', join(dir, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/--key-file: cannot read/);
+    const both = await runToEnd(['serve', '--key', KEY, '--key-file', file]);
+    expect(both.err).toMatch(/give --key or --key-file, not both/);
+    expect(both.err).not.toContain(KEY);
   });
 });

@@ -4,7 +4,7 @@ import { StoreAuthError, StoreBadRequestError } from '../../lib/client/client-er
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { compareKeys, keyOf } from '../../lib/adapter';
-import { startStoreServer } from '../../lib/server/store-server';
+import { startStoreServer } from '../../lib/host';
 
 const KEY = 'kit-router-key-0f9e8d';
 const catalog = demoCatalog(230);

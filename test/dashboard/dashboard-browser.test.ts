@@ -12,7 +12,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { openSqlAdapter } from '../../adapters/sql';
-import { seedDemo } from '../../lib/server';
+import { seedDemo } from '../../lib/demo';
 import { describeRedis, REDIS_URL } from '../sync/bullmq-helpers';
 import { ROOT, runCli } from '../cli/cli-process';
 import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, startCliServer, startFleet, type Fleet } from './dashboard-fixture';

@@ -87,13 +87,16 @@ describe.each(variants)('OpenAPI document (%s)', (name, doc) => {
 });
 
 describe('store webhooks in the document', () => {
-  it('describes the six operations at the router\'s default routes, each behind the SvcKey header', () => {
-    expect(full.components.securitySchemes).toEqual({ SvcKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'SvcKey' }) });
+  it('describes the six operations at the router\'s default routes, each behind the SvcKey or the C2SKey header', () => {
+    expect(full.components.securitySchemes).toEqual({
+      SvcKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'SvcKey' }),
+      C2SKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'C2SKey' }),
+    });
     for (const [name, op] of Object.entries(OPERATIONS)) {
       const path = op.path.replace(':id', '{id}');
       const operation = (full.paths[path] as Record<string, any>)[op.method.toLowerCase()];
       expect(operation.operationId).toBe(name);
-      expect(operation.security).toEqual([{ SvcKey: [] }]);
+      expect(operation.security).toEqual([{ SvcKey: [] }, { C2SKey: [] }]);
       const statuses = Object.keys(operation.responses);
       expect(statuses).toEqual(expect.arrayContaining(['200', '400', '401', '429', '500']));
       if (op.kind === 'get') expect(statuses).toContain('404');

@@ -135,9 +135,15 @@ describe('store webhooks, live', () => {
     const cursor = await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7&next=${encodeURIComponent(first.body.paging.next)}&limit=1000`, auth);
     expect(cursor.status).toBe(200);
     expect(cursor.body.paging.next).toBeUndefined();
-    for (const bad of ['jobid=7', 'sortorder=up&jobid=7', 'sortorder=asc&jobid=7&offset=1&next=abc', 'sortorder=asc&jobid=7&next=tampered']) {
+    for (const bad of ['jobid=x', 'sortorder=up&jobid=7', 'sortorder=asc&jobid=7&offset=1&next=abc', 'sortorder=asc&jobid=7&next=tampered', 'id=a%00b']) {
       expect((await call(store, 'GET', t, `${t}?${bad}`, auth)).status).toBe(400);
     }
+    // The deployed forms: no sortorder, no jobid, the key in C2SKey; one item by ?id= (bare), or 404.
+    const deployed = await call(store, 'GET', t, `${t}?offset=0`, { headers: { C2SKey: KEY } });
+    expect(deployed.status).toBe(200);
+    const one = deployed.body[entity][0];
+    expect((await call(store, 'GET', t, `${t}?id=${encodeURIComponent(one._id)}`, { headers: { C2SKey: KEY } })).body).toEqual(one);
+    expect((await call(store, 'GET', t, `${t}?id=no-such-id`, auth)).status).toBe(404);
     expect((await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7`)).status).toBe(401);
     expect((await call(store, 'GET', t, `${t}?sortorder=asc&jobid=7`, { headers: { SvcKey: 'wrong' } })).status).toBe(401);
     expect((await call(broken, 'GET', t, `${t}?sortorder=asc&jobid=7`, auth)).status).toBe(500);
@@ -179,6 +185,9 @@ describe('store webhooks, live', () => {
     const ok = await call(store, 'POST', '/orders', '/orders?jobid=3&id=openapi-o1', json(order));
     expect(ok.status).toBe(200);
     expect(ok.body.order._id).toBe('openapi-o1');
+    // A create (no id, no body _id, no jobid): the store assigns the id.
+    const created = await call(store, 'POST', '/orders', '/orders', json(order));
+    expect(created.body).toMatchObject({ success: true, order: { _id: expect.stringMatching(/^order-/) } });
 
     for (const t of ['/products', '/orders']) {
       const refused = await call(store, 'POST', t, `${t}?jobid=3&id=x1`, json({ _id: 'other', orderItems: [{ id: '', quantity: 0 }] }));

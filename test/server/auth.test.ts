@@ -1,11 +1,12 @@
 /**
- * The SvcKey check on every route: a matrix of bad credentials, each a 401 `{error}` with the
- * adapter never called (a spy at the adapter boundary counts calls), plus rotation and expiry.
+ * The key check on every route: a matrix of bad credentials, each a 401 `{error}` with the
+ * adapter never called (a spy at the adapter boundary counts calls), plus rotation and expiry, and
+ * the two key headers (`SvcKey`, the spec's; `C2SKey`, the deployed service's).
  */
 import http from 'node:http';
 import { demoCatalog } from '../../lib/demo';
 import { createMemoryAdapter } from '../../adapters/memory';
-import { staticKeyVerifier } from '../../lib/server';
+import { parseRouterOptions, staticKeyVerifier } from '../../lib/server';
 import { KEY, get, spyAdapter, startStore } from './helpers';
 
 const NOW = 1_900_000_000_000;
@@ -47,8 +48,9 @@ const ROUTES: Array<[string, string, string | undefined]> = [
 
 const wrongSameLength = KEY.slice(0, -1) + (KEY.endsWith('f') ? 'e' : 'f');
 const CASES: Array<[string, Array<[string, string]>, RegExp]> = [
-  ['absent', [], /^missing SvcKey header$/],
-  ['empty', [['SvcKey', '']], /^missing SvcKey header$/],
+  ['absent', [], /^missing SvcKey or C2SKey header$/],
+  ['empty', [['SvcKey', '']], /^missing SvcKey or C2SKey header$/],
+  ['both empty', [['SvcKey', ''], ['C2SKey', '']], /^missing SvcKey or C2SKey header$/],
   ['wrong key of the same length', [['SvcKey', wrongSameLength]], /^invalid SvcKey$/],
   ['a prefix of the key', [['SvcKey', KEY.slice(0, 10)]], /^invalid SvcKey$/],
   ['the key plus one character', [['SvcKey', KEY + 'x']], /^invalid SvcKey$/],
@@ -58,8 +60,14 @@ const CASES: Array<[string, Array<[string, string]>, RegExp]> = [
   ['key in Authorization as a scheme', [['Authorization', `SvcKey ${KEY}`]], /Authorization header is not accepted/],
   ['Bearer key in Authorization', [['Authorization', `Bearer ${KEY}`]], /Authorization header is not accepted/],
   ['key twice', [['SvcKey', KEY], ['SvcKey', KEY]], /^invalid SvcKey$/],
-  ['key in another header', [['X-SvcKey', KEY]], /^missing SvcKey header$/],
+  ['key in another header', [['X-SvcKey', KEY]], /^missing SvcKey or C2SKey header$/],
   ['expired key', [['SvcKey', OLD_KEY]], /^the SvcKey has expired$/],
+  ['wrong key in C2SKey', [['C2SKey', wrongSameLength]], /^invalid SvcKey$/],
+  ['expired key in C2SKey', [['C2SKey', OLD_KEY]], /^the SvcKey has expired$/],
+  ['the key in SvcKey, another in C2SKey', [['SvcKey', KEY], ['C2SKey', NEXT_KEY]], /^the SvcKey and C2SKey headers carry different keys; send one key$/],
+  ['a wrong key in SvcKey, the key in C2SKey', [['SvcKey', wrongSameLength], ['C2SKey', KEY]], /different keys/],
+  ['the key in C2SKey twice', [['C2SKey', KEY], ['C2SKey', KEY]], /^invalid SvcKey$/],
+  ['key only in Authorization, C2SKey empty', [['Authorization', KEY], ['C2SKey', '']], /Authorization header is not accepted/],
 ];
 
 describe('auth matrix: every route × every bad credential → 401 and no adapter call', () => {
@@ -97,15 +105,27 @@ describe('auth matrix: every route × every bad credential → 401 and no adapte
     expect(r.text).not.toContain(wrongSameLength);
   });
 
-  it('every active key is accepted (rotation), each on every route', async () => {
+  it('every active key is accepted (rotation), each on every route, in SvcKey, C2SKey or both', async () => {
+    const forms = (key: string): Array<Array<[string, string]>> => [[['SvcKey', key]], [['C2SKey', key]], [['c2skey', key]], [['SvcKey', key], ['C2SKey', key]], [['SvcKey', ''], ['C2SKey', key]]];
     for (const key of [KEY, NEXT_KEY]) {
-      for (const [method, path, body] of ROUTES) {
-        const extra: Array<[string, string]> = body ? [['content-type', 'application/json']] : [];
-        const r = await rawRequest(`${store.base}${path}`, method, [['SvcKey', key], ...extra], body);
-        expect(r.status).toBe(200);
+      for (const headers of forms(key)) {
+        for (const [method, path, body] of ROUTES) {
+          const extra: Array<[string, string]> = body ? [['content-type', 'application/json']] : [];
+          const r = await rawRequest(`${store.base}${path}`, method, [...headers, ...extra], body);
+          expect({ headers, path, status: r.status }).toEqual({ headers, path, status: 200 });
+        }
       }
     }
     expect(spy.calls.length).toBeGreaterThan(0);
+  });
+
+  it('the key in the query string is not a key, under either name', async () => {
+    spy.calls.splice(0);
+    for (const name of ['C2SKey', 'c2skey', 'svckey']) {
+      const r = await get(`${store.base}/products?${name}=${KEY}`, {});
+      expect(r.status).toBe(401);
+    }
+    expect(spy.calls).toEqual([]);
   });
 
   it('a key expires at its expiresAt instant', async () => {
@@ -118,6 +138,32 @@ describe('auth matrix: every route × every bad credential → 401 and no adapte
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('keyHeaders: the header names are configurable', () => {
+  it('only the configured names are read; the first names the key in messages', async () => {
+    const s = await startStore({ adapter: createMemoryAdapter(), keyHeaders: ['X-Store-Key'] });
+    try {
+      expect((await get(`${s.base}/products`, { 'X-Store-Key': KEY })).status).toBe(200);
+      const svc = await get(`${s.base}/products`, { SvcKey: KEY });
+      expect(svc.status).toBe(401);
+      expect(svc.body.error).toBe('missing X-Store-Key header');
+      expect(svc.headers.get('www-authenticate')).toBe('X-Store-Key');
+      expect((await get(`${s.base}/products`, { 'X-Store-Key': 'nope' })).body.error).toBe('invalid X-Store-Key');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it.each([
+    ['keyHeaders', []],
+    ['keyHeaders.0', ['Authorization']],
+    ['keyHeaders.1', ['SvcKey', 'Cookie']],
+    ['keyHeaders.0', ['has space']],
+    ['keyHeaders.1', ['SvcKey', 'svckey']],
+  ])('refuses %s = %p', (option, keyHeaders) => {
+    expect(() => parseRouterOptions({ adapter: createMemoryAdapter(), svcKeys: [KEY], keyHeaders })).toThrow(`invalid option "${option}"`);
   });
 });
 

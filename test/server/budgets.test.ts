@@ -7,7 +7,7 @@ import type { ListOptions, StoreAdapter } from '../../lib/adapter';
 import type { Product } from '../../lib/contract';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { FIRST_CHUNK } from '../../lib/server';
+import { FIRST_CHUNK } from '../../lib/server/read-core';
 import { KEY, get, startStore } from './helpers';
 
 /** A product whose JSON text is exactly `bytes` long (description padded with `fill`). */

@@ -6,7 +6,9 @@ import express from 'express';
 import type { EntityStore, ListOptions, SignalOptions, StoreAdapter, WriteOptions } from '../../lib/adapter';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { createStoreRouter, type StoreRouterOptions } from '../../lib/server';
+import { Readable } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createStoreFetchHandler, createStoreListener, createStoreRouter, type StoreFetchHandler, type StoreRouterOptions } from '../../lib/server';
 
 export const KEY = 'test-key-0123456789abcdef';
 
@@ -77,4 +79,59 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, body: JSON.parse(text) as any };
+}
+
+/** The store bindings, each served on loopback the way an owner would host it. */
+export const BINDINGS = ['express5', 'express4', 'node:http', 'fetch'] as const;
+export type BindingKind = (typeof BINDINGS)[number];
+
+/**
+ * A Fetch handler on a Node server: each request becomes a `Request` (body streamed), the
+ * `Response` is written back. What a Fetch host (Bun, Deno, @hono/node-server) does for it.
+ */
+export function fetchHost(handler: StoreFetchHandler): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const controller = new AbortController();
+    res.on('close', () => controller.abort());
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
+      method: req.method,
+      headers,
+      body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
+      signal: controller.signal,
+      duplex: 'half',
+    } as RequestInit);
+    handler(request).then(
+      async (response) => {
+        res.statusCode = response.status;
+        response.headers.forEach((value, name) => res.setHeader(name, value));
+        res.end(Buffer.from(await response.arrayBuffer()));
+      },
+      (err) => {
+        res.statusCode = 599;
+        res.end(String(err));
+      },
+    );
+  };
+}
+
+/** A store served by one binding under `/sync`, on loopback. */
+export async function startBinding(kind: BindingKind, options: Partial<StoreRouterOptions> & Pick<StoreRouterOptions, 'adapter'>) {
+  const full = { svcKeys: [KEY], rateLimit: false, ...options } as StoreRouterOptions;
+  let app: (req: any, res: any) => void;
+  if (kind === 'express5' || kind === 'express4') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const factory = kind === 'express5' ? express : (require('express4') as typeof express);
+    const a = factory();
+    a.use('/sync', createStoreRouter(full));
+    app = a;
+  } else if (kind === 'node:http') {
+    app = createStoreListener(full, { basePath: '/sync' });
+  } else {
+    app = fetchHost(createStoreFetchHandler(full, { basePath: '/sync' }));
+  }
+  const srv = await listen(app);
+  return { ...srv, base: `${srv.url}/sync` };
 }

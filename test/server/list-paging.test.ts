@@ -151,10 +151,8 @@ describe('limit (extension)', () => {
 
 describe('parameter validation (400 with a message saying what is wrong)', () => {
   const cases: Array<[string, string, RegExp]> = [
-    ['sortorder missing', 'jobid=1', /^sortorder is required/],
     ['sortorder wrong', 'sortorder=up&jobid=1', /^sortorder must be asc or desc, got "up"/],
     ['sortorder wrong case', 'sortorder=ASC&jobid=1', /^sortorder must be asc or desc/],
-    ['jobid missing', 'sortorder=asc', /^jobid is required/],
     ['jobid not an integer', 'sortorder=asc&jobid=abc', /^jobid must be an integer, got "abc"/],
     ['jobid fractional', 'sortorder=asc&jobid=1.5', /^jobid must be an integer/],
     ['jobid empty', 'sortorder=asc&jobid=', /^jobid must be an integer/],
@@ -166,7 +164,11 @@ describe('parameter validation (400 with a message saying what is wrong)', () =>
     ['repeated sortorder', 'sortorder=asc&sortorder=asc&jobid=1', /^sortorder must be given once, got 2 values/],
     ['repeated jobid', 'sortorder=asc&jobid=1&jobid=2', /^jobid must be given once/],
     ['repeated offset', 'sortorder=asc&jobid=1&offset=0&offset=20', /^offset must be given once/],
-    ['bracket syntax is not nesting', 'sortorder[a]=asc&jobid=1', /^sortorder is required/],
+    ['bracket syntax is not nesting', 'sortorder[a]=asc&sortorder=up&jobid=1', /^sortorder must be asc or desc, got "up"/],
+    ['id empty', 'id=', /^id must not be empty/],
+    ['id with a NUL', 'id=a%00b', /^id must not contain control characters/],
+    ['id over 256 characters', `id=${'x'.repeat(257)}`, /^id must be at most 256 characters/],
+    ['repeated id', 'id=a&id=b', /^id must be given once/],
     ['empty next', 'sortorder=asc&jobid=1&next=', /^next must not be empty/],
   ];
   it.each(cases)('%s', async (_name, query, message) => {
@@ -179,6 +181,21 @@ describe('parameter validation (400 with a message saying what is wrong)', () =>
   it('accepts a negative jobid (any integer) and ignores unknown parameters', async () => {
     expect((await products('sortorder=asc&jobid=-3')).status).toBe(200);
     expect((await products('sortorder=asc&jobid=1&foo=bar&foo=baz&utm_source=x')).status).toBe(200);
+  });
+
+  it('lenient as deployed callers need: no sortorder means asc, no jobid is served (untracked), no parameter at all is the first page', async () => {
+    const asc = await products('sortorder=asc&jobid=1&limit=5');
+    for (const query of ['jobid=1&limit=5', 'sortorder=asc&limit=5', 'limit=5', 'offset=0&limit=5']) {
+      const r = await products(query);
+      expect({ query, status: r.status }).toEqual({ query, status: 200 });
+      expect(r.body.products).toEqual(asc.body.products);
+      expect(r.body.paging).toMatchObject({ pageSize: 5, offset: 0 });
+    }
+    // A cursor walk without sortorder continues in asc (the cursor was issued for asc).
+    const next = (await products('limit=5')).body.paging.next;
+    const page2 = await products(`next=${encodeURIComponent(next)}&limit=5`);
+    expect(page2.body.products).toEqual((await products('sortorder=asc&jobid=1&offset=5&limit=5')).body.products);
+    expect((await products(`sortorder=desc&next=${encodeURIComponent(next)}`)).body.error).toMatch(/issued for sortorder=asc/);
   });
 });
 
@@ -267,19 +284,42 @@ describe('routes', () => {
     ['GET', '/'],
     ['GET', '/nope'],
     ['GET', '/products/a/b'],
-    ['DELETE', '/products'],
-    ['PUT', '/orders/x'],
-    ['POST', '/products/x'],
   ])('%s %s under the router is 404 JSON', async (method, path) => {
     const res = await fetch(`${store.base}${path}`, { method, headers: { SvcKey: KEY } });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: string }).error).toMatch(/^no route .* this store serves GET \/products/);
   });
 
+  it.each([
+    ['DELETE', '/products', 'GET, HEAD, POST'],
+    ['PUT', '/orders/x', 'GET, HEAD'],
+    ['POST', '/products/x', 'GET, HEAD'],
+    ['PATCH', '/orders', 'GET, HEAD, POST'],
+  ])('%s %s, a route served with other methods, is 405 JSON with Allow', async (method, path, allow) => {
+    const res = await fetch(`${store.base}${path}`, { method, headers: { SvcKey: KEY } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(((await res.json()) as { error: string }).error).toMatch(new RegExp(`^${method} is not served at ${path}; use `));
+  });
+
   it('HEAD on a list answers the headers only', async () => {
     const res = await fetch(`${store.base}/products?sortorder=asc&jobid=1`, { method: 'HEAD', headers: { SvcKey: KEY } });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
+  });
+
+  it('Content-Length is the exact UTF-8 byte count, multibyte text included', async () => {
+    const s = await startStore({ adapter: createMemoryAdapter({ products: [{ _id: 'é-1', title: 'Café ☕ 𠮷', last_updated: 5 }, { _id: '𠮷-2', title: 'ß', last_updated: 6 }] }) });
+    try {
+      for (const path of ['/products', '/products?id=%C3%A9-1', '/products/%F0%A0%AE%B7-2']) {
+        const res = await fetch(`${s.base}${path}`, { headers: { SvcKey: KEY } });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        expect({ path, length: Number(res.headers.get('content-length')) }).toEqual({ path, length: bytes.length });
+        expect(JSON.parse(bytes.toString('utf8'))).toBeTruthy();
+      }
+    } finally {
+      await s.close();
+    }
   });
 
   it('responses are not cacheable and not sniffable', async () => {

@@ -62,7 +62,7 @@ describe('structured logs', () => {
     expect(of(43)).toEqual([expect.objectContaining({ operation: 'writeProduct', status: 200 })]);
     // The refused key: a warning and the request line, both with the jobid, neither with the key.
     expect(of(44).map((l) => [l.level, l.msg])).toEqual([
-      [40, 'SvcKey refused'],
+      [40, 'key refused'],
       [30, 'GET /orders 401'],
     ]);
     expect(of(44)[0].reason).toBe('unknown');

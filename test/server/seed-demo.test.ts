@@ -10,7 +10,7 @@ import type { StoreAdapter } from '../../lib/adapter';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { openSqlAdapter } from '../../adapters/sql';
 import { demoCatalog } from '../../lib/demo';
-import { seedDemo } from '../../lib/server';
+import { seedDemo } from '../../lib/demo';
 
 const signal = new AbortController().signal;
 

@@ -57,7 +57,7 @@ describe('writes over HTTP through the store router', () => {
 
       const twice = await post(srv.url, 'orders?jobid=8&id=a&id=b', newOrder());
       expect(twice.status).toBe(400);
-      expect(WriteFailureSchema.parse(await twice.json()).reasons).toEqual([{ msg: 'id: query parameter must be given once, got 2 values' }]);
+      expect(WriteFailureSchema.parse(await twice.json()).reasons).toEqual([{ msg: 'id: query parameter must be given once, got 2 values', message: 'id: query parameter must be given once, got 2 values', code: 400 }]);
     } finally {
       await srv.close();
     }
@@ -72,7 +72,7 @@ describe('writes over HTTP through the store router', () => {
       expect(ProductWriteSuccessSchema.parse(await res.json()).product).toEqual({ _id: 'mug-1', sku: 'MUG-1', title: 'Mug', last_updated: clock });
       const clash = await post(srv.url, 'products?jobid=1&id=mug-2', { sku: 'MUG-1' });
       expect(clash.status).toBe(400);
-      expect(WriteFailureSchema.parse(await clash.json()).reasons).toEqual([{ msg: 'sku: "MUG-1" is already used by product "mug-1"' }]);
+      expect(WriteFailureSchema.parse(await clash.json()).reasons).toEqual([{ msg: 'sku: "MUG-1" is already used by product "mug-1"', message: 'sku: "MUG-1" is already used by product "mug-1"', code: 400 }]);
     } finally {
       await srv.close();
     }

@@ -45,7 +45,7 @@ describe('handleWrite on SQLite', () => {
 
   it('resolves items by SKU through the adapter and refuses unknown ones, storing nothing', async () => {
     const res = await write('sq-2', { orderItems: [{ id: 'SKU-NOPE', quantity: 1 }] });
-    expect((res.body as { reasons: unknown }).reasons).toEqual([{ msg: 'orderItems.0.id: no product has the _id or SKU "SKU-NOPE"' }]);
+    expect((res.body as { reasons: unknown }).reasons).toMatchObject([{ msg: 'orderItems.0.id: no product has the _id or SKU "SKU-NOPE"', message: 'orderItems.0.id: no product has the _id or SKU "SKU-NOPE"', code: 400 }]);
     expect(await adapter.orders.get('sq-2', { signal })).toBeUndefined();
   });
 

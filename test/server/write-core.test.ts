@@ -185,15 +185,15 @@ describe('handleWrite: order success', () => {
 
 describe('handleWrite: query parameters', () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['missing id', { id: undefined }, 'id: query parameter is required'],
     ['empty id', { id: '' }, 'id: query parameter must not be empty'],
-    ['id over 256 characters', { id: 'x'.repeat(257) }, 'id: query parameter must be at most 256 characters, got 257'],
+    ['id over 256 characters', { id: 'x'.repeat(257) }, `id: query parameter must be at most 256 characters, got "${'x'.repeat(40)}…"`],
+    ['id with a NUL', { id: 'a\u0000b' }, 'id: query parameter must not contain control characters (U+0000–U+001F), got "a\\u0000b"'],
+    ['id with a tab', { id: 'a\tb' }, 'id: query parameter must not contain control characters (U+0000–U+001F), got "a\\tb"'],
     ['id given twice', { id: ['a', 'b'] }, 'id: query parameter must be given once, got 2 values'],
     ['id as an object', { id: { a: '1' } }, 'id: query parameter must be a plain value, not an object'],
-    ['missing jobid', { jobid: undefined }, 'jobid: query parameter is required'],
     ['non-integer jobid', { jobid: 'abc' }, 'jobid: query parameter must be an integer, got "abc"'],
     ['fractional jobid', { jobid: '1.5' }, 'jobid: query parameter must be an integer, got "1.5"'],
-    ['empty jobid', { jobid: '' }, 'jobid: query parameter must be an integer, got ""'],
+    ['empty jobid', { jobid: '' }, 'jobid: query parameter must be an integer'],
     ['huge jobid', { jobid: '99999999999999999' }, 'jobid: query parameter must be an integer, got "99999999999999999"'],
     ['jobid given twice', { jobid: ['1', '2'] }, 'jobid: query parameter must be given once, got 2 values'],
     ['jobid as an object', { jobid: { $gt: '1' } }, 'jobid: query parameter must be a plain value, not an object'],
@@ -216,12 +216,122 @@ describe('handleWrite: query parameters', () => {
     const s = setup();
     const body = order();
     body.orderItems![1].quantity = 0;
-    await expectRefused(s, 'orders', body, ['jobid: query parameter is required', 'orderItems.1.quantity: must be greater than 0, got 0'], { jobid: undefined });
+    await expectRefused(s, 'orders', body, ['jobid: query parameter must be an integer, got "x"', 'orderItems.1.quantity: must be greater than 0, got 0'], { jobid: 'x' });
   });
 
-  it('a body _id is still checked when id is missing', async () => {
+  it('a body _id is checked like any member when id is missing', async () => {
     const s = setup();
-    await expectRefused(s, 'orders', { ...order(), _id: '' }, ['id: query parameter is required', '_id: must not be empty'], { id: undefined });
+    await expectRefused(s, 'orders', { ...order(), _id: '' }, ['_id: must not be empty'], { id: undefined });
+  });
+
+  it('jobid is optional (the deployed service sends none)', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', order(), { jobid: undefined });
+    expect(res).toMatchObject({ status: 200, body: { success: true, order: { _id: ORDER_ID } } });
+  });
+});
+
+describe('handleWrite: creates (no id, no body _id: the store assigns the id)', () => {
+  const create = (s: Setup, entity: 'orders' | 'products', body: unknown, query: Record<string, unknown> = {}) => handleWrite(s.adapter, entity, query, body, s.config, signal);
+
+  it.each(['orders', 'products'] as const)('%s: a generated <noun>-<uuid> id, stored, answered in the success structure', async (entity) => {
+    const s = setup();
+    const body = entity === 'orders' ? order() : product();
+    const before = await s.adapter.entity(entity).count({ signal });
+    const res = await create(s, entity, body);
+    const noun = entity === 'orders' ? 'order' : 'product';
+    expect(res.status).toBe(200);
+    const item = (res.body as Record<string, { _id: string; last_updated: number }>)[noun];
+    expect(res.body).toMatchObject({ success: true, code: 200, warnings: [] });
+    expect(item._id).toMatch(new RegExp(`^${noun}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`));
+    expect(item.last_updated).toBe(NOW);
+    expect(await s.adapter.entity(entity).get(item._id, { signal })).toEqual(item);
+    expect(await s.adapter.entity(entity).count({ signal })).toBe(before + 1);
+  });
+
+  it('with no id parameter, the body _id is the id (an update when it exists)', async () => {
+    const s = setup();
+    const res = await create(s, 'products', { ...product(), _id: 'from-body' }, { jobid: '3' });
+    expect(res).toMatchObject({ status: 200, body: { product: { _id: 'from-body', title: 'Blue Mug' } } });
+    const again = await create(s, 'products', { ...product(), _id: 'from-body', title: 'Red Mug' });
+    expect(again).toMatchObject({ status: 200, body: { product: { _id: 'from-body', title: 'Red Mug' } } });
+  });
+
+  it("the adapter's newId is used (and gets the entity and the item)", async () => {
+    const s = setup();
+    const seen: unknown[] = [];
+    const inner: StoreAdapter = Object.assign(s.spy, { newId: async (entity: string, item: object) => (seen.push([entity, (item as Product).sku]), `P-${seen.length}`) });
+    const adapter = guardAdapter(inner);
+    const res = await handleWrite(adapter, 'products', {}, product(), s.config, signal);
+    expect(res).toMatchObject({ status: 200, body: { product: { _id: 'P-1', sku: 'SKU-NEW-1' } } });
+    expect(seen).toEqual([['products', 'SKU-NEW-1']]);
+  });
+
+  it.each([
+    ['an id with a "/"', 'a/b', /which holds "\/": the ids the store assigns must be safe in a raw URL/],
+    ['an id with "#" and a space', '#1 2', /which holds "#" and a space/],
+    ['an empty id', '', /not a valid _id/],
+    ['a number', 7, /not a valid _id/],
+  ])('a newId that returns %s is an adapter contract error (500), and nothing is stored', async (_name, bad, message) => {
+    const s = setup();
+    const adapter = guardAdapter(Object.assign(s.spy, { newId: async () => bad as string }));
+    const before = await adapter.products.count({ signal });
+    await expect(handleWrite(adapter, 'products', {}, product(), s.config, signal)).rejects.toThrow(AdapterContractError);
+    await expect(handleWrite(adapter, 'products', {}, product(), s.config, signal)).rejects.toThrow(message);
+    expect(await adapter.products.count({ signal })).toBe(before);
+  });
+
+  it('a refused create asks for no id and stores nothing', async () => {
+    const s = setup();
+    let asked = 0;
+    const adapter = guardAdapter(Object.assign(s.spy, { newId: async () => `x-${++asked}` }));
+    s.spy.blockWrites = true;
+    const res = await handleWrite(adapter, 'products', {}, { ...product(), sku: p0.sku }, s.config, signal);
+    expect(reasonsOf(res)).toEqual([`sku: "${p0.sku}" is already used by product "${p0._id}"`]);
+    expect(asked).toBe(0);
+    expect(s.spy.upserts).toBe(0);
+  });
+
+  it('two creates of the same body are two items (a create has no id to repeat by)', async () => {
+    const s = setup();
+    const a = await create(s, 'orders', order());
+    const b = await create(s, 'orders', order());
+    expect((a.body as { order: Order }).order._id).not.toBe((b.body as { order: Order }).order._id);
+  });
+});
+
+describe('handleWrite: ids deployed peers cannot put in a URL, and control characters', () => {
+  it('a write whose id holds # ? / % or a space is stored, with a warning naming the characters', async () => {
+    const s = setup();
+    const res = await write(s, 'orders', order(), { id: 'shop/#1 %' });
+    expect(res.status).toBe(200);
+    expect(warningsOf(res)).toEqual(['_id: "shop/#1 %" holds "/", "#", a space and "%", which deployed peers put into URLs unencoded; prefer ids without # ? / % or spaces']);
+  });
+
+  /** An adapter that fails like PostgreSQL on a NUL (invalid byte sequence), on any lookup. */
+  function nulIntolerant(): Setup {
+    const s = setup();
+    const check = (v: string) => {
+      if (/[\u0000-\u001f]/.test(v)) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    };
+    const products = s.spy.products;
+    const wrapped = Object.assign(s.spy, {
+      productBySku: async (sku: string) => (check(sku), s.spy.memory.productBySku(sku)),
+    });
+    Object.assign(wrapped, { products: { ...products, get: async (id: string, o: { signal: AbortSignal }) => (check(id), products.get(id, o)) } });
+    return { ...s, adapter: guardAdapter(wrapped) };
+  }
+
+  it.each([
+    ['a sku', 'products', { ...product(), sku: 'SKU\u0000X' }, 'sku: must not contain control characters (U+0000–U+001F)'],
+    ['an order item id', 'orders', { ...order(), orderItems: [{ id: 'SKU\u0000X', quantity: 1 }] }, 'orderItems.0.id: must not contain control characters (U+0000–U+001F)'],
+    ['a body _id (no id parameter)', 'products', { ...product(), _id: 'p\u0000' }, '_id: must not contain control characters (U+0000–U+001F)'],
+  ] as const)('%s with a NUL is a reason, and no adapter is asked about it', async (_name, entity, body, reason) => {
+    const s = nulIntolerant();
+    s.spy.blockWrites = true;
+    const query = '_id' in body ? { jobid: '1' } : { jobid: '1', id: entity === 'orders' ? ORDER_ID : PRODUCT_ID };
+    const res = await handleWrite(s.adapter, entity, query, body, s.config, signal);
+    expect(reasonsOf(res)).toEqual([reason]);
   });
 });
 

@@ -12,7 +12,8 @@ import path from 'node:path';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { createMemoryAdapter } from '../../adapters/memory';
-import { createStoreRouter, seedDemo } from '../../lib/server';
+import { createStoreRouter } from '../../lib/server';
+import { seedDemo } from '../../lib/demo';
 
 export const REDIS_URL = process.env.STOREBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const REQUIRE_DB = process.env.STOREBRIDGE_REQUIRE_DB === '1';

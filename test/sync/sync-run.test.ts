@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createStoreClient } from '../../lib/client';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog, demoProduct } from '../../lib/demo';
-import { startStoreServer, type RunningStoreServer } from '../../lib/server/store-server';
+import { startStoreServer, type RunningStoreServer } from '../../lib/host';
 import { JsonFileCheckpointStore, MemoryCheckpointStore, SyncBusyError, createSyncConnection, runSync, type SyncEvent } from '../../lib/sync';
 import type { Product } from '../../lib/contract/webhook';
 import { startFakeStore, type FakeStore } from '../client/fake-store';

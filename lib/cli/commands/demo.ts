@@ -9,30 +9,24 @@
  * printed.
  */
 import { randomBytes } from 'node:crypto';
+import { defineCommand, runCommand, usageError } from '../flags';
 import type { CliIO } from '../io';
-import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, openAdapter } from '../adapter-spec';
-import { parseServeArgs } from './serve';
-import { lineLogger, startStoreServer } from '../../server/store-server';
+import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
 
-export const HELP = `usage: storebridge demo [options]
+export const command = defineCommand({
+  name: 'demo',
+  usage: '[options]',
+  summary:
+    'Starts a store with demo data, calls it like the sync service would (a page of products, a page of orders, one product by id, a cursor page, an order update, then the deployed service\'s forms: C2SKey, ?id=, a create without id), prints a summary, and keeps serving until Ctrl-C.',
+  flags: {
+    key: { type: 'secret', env: 'STOREBRIDGE_KEY', metavar: 'K', help: 'the key to require (default: a printed throwaway key)' },
+    demo: { type: 'int', min: 0, max: 10_000_000, default: 200, help: 'demo products to seed (about N/4 orders; an existing store gets only the missing ones, never an overwrite)' },
+    ...SERVER_FLAGS,
+    exit: { type: 'boolean', help: 'stop after the tour' },
+  },
+});
 
-Starts a store with demo data, calls it like the sync service would (a page of products, a page
-of orders, one product by id, a cursor page, an order update), prints a summary, and keeps serving
-until Ctrl-C.
-
-options:
-  --port P           port to listen on (default 0: a free one)
-  --host H           address to listen on (default 127.0.0.1)
-  --demo N           demo products to seed (default 200; about N/4 orders; an existing
-                     store gets only the missing ones, never an overwrite)
-  --adapter SPEC     ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
-  --key K            the SvcKey to require (or STOREBRIDGE_KEY); default: a printed throwaway key
-  --pagination MODE  offset | cursor: how a list request with neither offset nor next is answered
-                     (default offset); both strategies are always accepted
-  --page-size N      items per list page (default 20)
-  --rate-limit N|off requests per minute per key (default 1200)
-  --exit             stop after the tour
-  -h, --help         this text`;
+export const HELP = command.help();
 
 interface Answer {
   status: number;
@@ -40,64 +34,55 @@ interface Answer {
   bytes: number;
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const exitAfterTour = args.includes('--exit');
-  const parsed = parseServeArgs(
-    args.filter((a) => a !== '--exit'),
-    process.env,
-    { keyRequired: false },
-  );
-  if (typeof parsed === 'string') {
-    io.err(`storebridge demo: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
-  const generated = parsed.key === '';
-  const keyFromFlag = args.some((a) => a === '--key' || a.startsWith('--key='));
-  const key = generated ? `demo-${randomBytes(18).toString('base64url')}` : parsed.key;
-  const count = args.includes('--demo') || args.some((a) => a.startsWith('--demo=')) ? parsed.demo : 200;
-
-  const stop = io.shutdownSignal();
-  // A signal during the (possibly long) seed stops it between batches, before listening.
-  const starting = new AbortController();
-  void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
-  const adapter = await openAdapter(parsed.adapter);
-  let store;
-  try {
-    store = await startStoreServer({
-      adapter,
-      key,
-      port: parsed.port,
-      host: parsed.host,
-      demo: count,
-      pagination: parsed.pagination,
-      pageSize: parsed.pageSize,
-      rateLimit: parsed.rateLimit,
-      logger: lineLogger(io.err),
-      signal: starting.signal,
-    });
-  } catch (err) {
-    await adapter.close?.();
-    if (starting.signal.aborted) {
-      io.err(`storebridge demo: ${await stop}, shutting down`);
-      return 0;
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async ({ values }) => {
+    const badKey = keyProblem(values.key);
+    if (badKey) return usageError(command, io, badKey);
+    const rateLimit = rateLimitArg(values.rateLimit);
+    if (rateLimit && 'problem' in rateLimit) return usageError(command, io, rateLimit.problem);
+    const generated = values.key === undefined;
+    const key = values.key ?? `demo-${randomBytes(18).toString('base64url')}`;
+    const launched = await launchStore(
+      'demo',
+      { adapterSpec: values.adapter, demo: values.demo, key, port: values.port, host: values.host, pagination: values.pagination, listing: values.listing, pageSize: values.pageSize, rateLimit },
+      io,
+    );
+    if (typeof launched === 'number') return launched;
+    const { store, stop, adapterSpec } = launched;
+    const keyRef = generated ? key : args.some((a) => a === '--key' || a.startsWith('--key=')) ? '<the key given with --key>' : args.some((a) => a === '--key-file' || a.startsWith('--key-file=')) ? '$(cat <your --key-file>)' : '$STOREBRIDGE_KEY';
+    const ok = await tour(store.url, key, { generated, adapterSpec, seeded: store.seeded, pageSize: values.pageSize, keyRef }, io);
+    if (values.exit) {
+      await store.close();
+      return ok ? 0 : 1;
     }
-    io.err(`storebridge demo: ${(err as Error).message}`);
-    return 1;
-  }
-  const { url } = store;
+    io.out('serving until Ctrl-C');
+    const signal = await stop;
+    io.err(`storebridge demo: ${signal}, shutting down`);
+    await store.close();
+    return ok ? 0 : 1;
+  });
+}
+
+interface TourContext {
+  readonly generated: boolean;
+  readonly adapterSpec: string;
+  readonly seeded: { products: number; orders: number };
+  readonly pageSize: number | undefined;
+  /** How the curl line names the key (the key itself only when it is a throwaway). */
+  readonly keyRef: string;
+}
+
+/** Calls the store the way the sync service does and prints what came back; false when a call failed outright. */
+async function tour(url: string, key: string, ctx: TourContext, io: CliIO): Promise<boolean> {
   io.out(`listening on ${url}`);
-  io.out(`demo store: ${store.seeded.products} products, ${store.seeded.orders} orders (adapter ${parsed.adapter})`);
-  io.out(generated ? `throwaway demo key (valid only for this process): ${key}` : 'SvcKey: the one you supplied (not shown)');
+  io.out(`demo store: ${ctx.seeded.products} products, ${ctx.seeded.orders} orders (adapter ${ctx.adapterSpec})`);
+  io.out(ctx.generated ? `throwaway demo key (valid only for this process): ${key}` : 'key: the one you supplied (not shown)');
   io.out('');
 
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> => {
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown, header = 'SvcKey'): Promise<Answer> => {
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { SvcKey: key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { [header]: key, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -147,21 +132,21 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     show(`GET /orders/no-such-order`, `${missing.status}: ${missing.body.error}`);
     const keyless = await fetch(`${url}/products?sortorder=asc&jobid=1`);
     show(`GET /products without a SvcKey`, `${keyless.status}: ${((await keyless.json()) as { error: string }).error}`);
+
+    io.out('');
+    io.out('the deployed Click2Sync service calls it so: the key in C2SKey, no sortorder or jobid, one item by ?id=, creates without id');
+    if (first) {
+      const bare = await call('GET', `/products?id=${encodeURIComponent(first._id)}`, undefined, 'C2SKey');
+      show(`GET /products?id=${first._id}`, outcome(bare, 200, () => `the bare product "${bare.body.title}"`));
+    }
+    const created = await call('POST', '/products', { sku: `DEMO-NEW-${Date.now()}`, title: 'Created without an id' }, 'C2SKey');
+    show(`POST /products (no id)`, outcome(created, 200, () => `success ${created.body.success}, new _id ${created.body.product?._id}`));
   } catch (err) {
     ok = false;
     io.err(`storebridge demo: the tour failed: ${(err as Error).message}`);
   }
 
   io.out('');
-  const keyRef = generated ? key : keyFromFlag ? '<the key given with --key>' : '$STOREBRIDGE_KEY';
-  io.out(`try it: curl -H "SvcKey: ${keyRef}" "${url}/products?sortorder=asc&jobid=1&offset=${parsed.pageSize ?? 20}"`);
-  if (exitAfterTour) {
-    await store.close();
-    return ok ? 0 : 1;
-  }
-  io.out('serving until Ctrl-C');
-  const signal = await stop;
-  io.err(`storebridge demo: ${signal}, shutting down`);
-  await store.close();
-  return ok ? 0 : 1;
+  io.out(`try it: curl -H "SvcKey: ${ctx.keyRef}" "${url}/products?sortorder=asc&jobid=1&offset=${ctx.pageSize ?? 20}"`);
+  return ok;
 }

@@ -16,7 +16,7 @@ import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import { defineCommand, runCommand, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
-import { seedDemo } from '../../server/store-server';
+import { seedDemo } from '../../demo/seed-demo';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';

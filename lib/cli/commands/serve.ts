@@ -1,153 +1,64 @@
 /**
- * `storebridge serve --port P --key K [--demo N] [--adapter SPEC] [--pagination offset|cursor]`
- * `[--rate-limit N --redis URL] [--jwt-key KID=ENV --jwt-connection ID] [--metrics-port P]`
+ * `storebridge serve --port P --key-file FILE [--demo N] [--adapter SPEC] [--pagination offset|cursor]`
+ * `[--listing full|stubs] [--rate-limit N --redis URL] [--jwt-key KID=ENV --jwt-connection ID] [--metrics-port P]`
  *
  * Serves the six webhook operations at `/` over an adapter and prints `listening on URL` once
- * ready. The key may come from `STOREBRIDGE_KEY` instead of `--key`; it is never printed. Secrets
- * for JWT keys and cursors are read from environment variables named on the command line, never
- * from the command line itself (it is visible to every user of the machine).
+ * ready. The key comes from `--key-file`, `STOREBRIDGE_KEY` or `--key` (the help prefers the first
+ * two: a command line is visible to every user of the machine); it is never printed. Secrets for
+ * JWT keys and cursors are read from environment variables named on the command line.
  */
-import { parseArgs } from 'node:util';
-import { firstProblem, intArg, missingSecret, secretArg } from '../args';
-import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
-import type { CliIO } from '../io';
-import { lineLogger, startStoreServer } from '../../server/store-server';
 import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier';
 import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-rate-limit';
-import type { Pagination, RateLimitOptions } from '../../server/router-options';
+import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
+import type { CliIO } from '../io';
+import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
 
-export const HELP = `usage: storebridge serve --port P --key K [options]
+const SCALE = 'running several replicas (docs/deployment.md)';
 
-Serves a store's webhooks (GET /products, GET /products/:id, POST /products?jobid=&id=,
-and the same for /orders) and prints "listening on http://HOST:PORT" once ready.
+export const command = defineCommand({
+  name: 'serve',
+  usage: '--port P --key-file FILE [options]',
+  summary:
+    'Serves a store\'s webhooks (GET /products, GET /products/:id, POST /products, and the same for /orders; GET /products?id=X reads one item) and prints "listening on http://HOST:PORT" once ready. The key is accepted in the SvcKey or the C2SKey header.',
+  flags: {
+    key: { type: 'secret', env: 'STOREBRIDGE_KEY', metavar: 'K', help: 'the key callers must send' },
+    demo: {
+      type: 'int',
+      min: 0,
+      max: 10_000_000,
+      default: 0,
+      help: 'seed N demo products and about N/4 orders first (into an existing store: only the missing ones; an existing item is never overwritten)',
+    },
+    ...SERVER_FLAGS,
+    redis: { type: 'string', metavar: 'URL', section: SCALE, help: 'count rate limits in Redis, shared by every replica using the same URL and prefix (needs ioredis and rate-limit-redis)' },
+    'redis-prefix': { type: 'string', metavar: 'P', default: 'storebridge:rl:', section: SCALE, help: 'prefix of the Redis keys' },
+    'jwt-key': { type: 'list', metavar: 'KID=ENV', section: SCALE, help: 'accept JWT keys signed (HS256) with the secret in environment variable ENV under key id KID; repeat for a rotation\'s overlap (docs/keys.md)' },
+    'jwt-connection': { type: 'string', metavar: 'ID', section: SCALE, help: 'the connection id JWT keys must name (required with --jwt-key)' },
+    'cursor-secret-env': { type: 'string', metavar: 'ENV', section: SCALE, help: 'cursor secret from environment variable ENV: the same on every replica (required with --jwt-key and no key; default: derived from the key)' },
+    'metrics-port': { type: 'int', min: 0, max: 65535, metavar: 'P', section: SCALE, help: 'serve Prometheus metrics at http://HOST:P/metrics (a separate listener; 0 picks a free port); prints "metrics on URL" (docs/observability.md)' },
+    'log-requests': { type: 'boolean', section: SCALE, help: 'log one JSON line per request to stderr (jobid, status, key id)' },
+  },
+  epilogue: 'Server limits: headers within 20 s, the whole request within 120 s, idle keep-alive connections kept 65 s (docs/deployment.md "Server limits").',
+});
 
-options:
-  --port P                 port to listen on; 0 picks a free one (default 0)
-  --key K                  the SvcKey callers must send (or set STOREBRIDGE_KEY); never printed
-  --demo N                 seed N demo products and about N/4 orders first (into an existing
-                           store: only the missing ones; an existing item is never overwritten)
-  --adapter SPEC           ${ADAPTER_SPEC_HELP} (default: ${DEFAULT_ADAPTER_HELP})
-  --pagination MODE        offset | cursor: how a list request with neither offset nor next is
-                           answered (default offset); both strategies are always accepted
-  --page-size N            items per list page (default 20)
-  --rate-limit N|off       requests per minute per key (default 1200)
-  --host H                 address to listen on (default 127.0.0.1)
+export const HELP = command.help();
 
-running several replicas (docs/deployment.md):
-  --redis URL              count rate limits in Redis, shared by every replica using the same URL
-                           and prefix (needs ioredis and rate-limit-redis)
-  --redis-prefix P         prefix of the Redis keys (default storebridge:rl:)
-  --jwt-key KID=ENV        accept JWT SvcKeys signed (HS256) with the secret in environment variable
-                           ENV under key id KID; repeat for a rotation's overlap (docs/keys.md)
-  --jwt-connection ID      the connection id JWT SvcKeys must name (required with --jwt-key)
-  --cursor-secret-env ENV  cursor secret from environment variable ENV: the same on every replica
-                           (required with --jwt-key and no --key; default: derived from --key)
-  --metrics-port P         serve Prometheus metrics at http://HOST:P/metrics (a separate listener;
-                           0 picks a free port); prints "metrics on URL" (docs/observability.md)
-  --log-requests           log one JSON line per request to stderr (jobid, status, key id)
-  -h, --help               this text`;
+type Values = FlagValues<typeof command.spec.flags>;
 
-export interface ServeArgs {
-  port: number;
-  host: string;
-  key: string;
-  demo: number;
-  adapter: string;
-  pagination: Pagination;
-  pageSize: number | undefined;
-  rateLimit: false | RateLimitOptions | undefined;
-  /** The scale options (serve only; `storebridge demo` refuses them). */
-  scale: ScaleArgs;
-}
-
-export interface ScaleArgs {
+interface ScaleArgs {
   redis?: string;
-  redisPrefix: string;
   jwt?: JwtKeyOptions;
   cursorSecret?: string;
-  metricsPort?: number;
-  logRequests: boolean;
 }
 
-/** Parses serve-like arguments; a string is a usage error to print. */
-const SCALE_OPTIONS = {
-  redis: { type: 'string' },
-  'redis-prefix': { type: 'string' },
-  'jwt-key': { type: 'string', multiple: true },
-  'jwt-connection': { type: 'string' },
-  'cursor-secret-env': { type: 'string' },
-  'metrics-port': { type: 'string' },
-  'log-requests': { type: 'boolean' },
-} as const;
-
-export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv, { keyRequired = true, scale = false } = {}): ServeArgs | string {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        key: { type: 'string' },
-        demo: { type: 'string' },
-        adapter: { type: 'string' },
-        pagination: { type: 'string' },
-        'page-size': { type: 'string' },
-        'rate-limit': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        ...(scale ? SCALE_OPTIONS : {}),
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const port = intArg('port', values.port, { min: 0, max: 65535, fallback: 0 });
-  const demo = intArg('demo', values.demo, { min: 0, max: 10_000_000, fallback: 0 });
-  const pageSize = intArg('page-size', values['page-size'], { min: 1, max: 100_000, fallback: undefined });
-  const problem = firstProblem([port, demo, pageSize]);
-  if (problem) return problem;
-  const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
-  const scaleArgs = parseScaleArgs(values as Parameters<typeof parseScaleArgs>[0], env, key !== undefined);
-  if (typeof scaleArgs === 'string') return scaleArgs;
-  if (keyRequired && !key && !scaleArgs.jwt) return missingSecret('--key K', 'STOREBRIDGE_KEY');
-  if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) return 'the key must be visible ASCII characters without spaces';
-  const pagination = values.pagination ?? 'offset';
-  if (pagination !== 'offset' && pagination !== 'cursor') return '--pagination must be offset or cursor';
-  let rateLimit: false | RateLimitOptions | undefined;
-  const rl = values['rate-limit'];
-  if (rl === 'off') rateLimit = false;
-  else if (rl !== undefined) {
-    const n = intArg('rate-limit', rl, { min: 1, max: 1_000_000_000, fallback: 0 });
-    if (typeof n === 'string') return `${n} (or off)`;
-    rateLimit = { limit: n, windowMs: 60_000 };
-  }
-  if (scaleArgs.redis !== undefined && rateLimit === false) return '--redis shares the rate limit, so it cannot be combined with --rate-limit off';
-  return {
-    port: port as number,
-    host: values.host ?? '127.0.0.1',
-    key: key ?? '',
-    demo: demo as number,
-    adapter: values.adapter ?? defaultAdapterSpec(),
-    pagination,
-    pageSize: pageSize as number | undefined,
-    rateLimit,
-    scale: scaleArgs,
-  };
-}
-
-function parseScaleArgs(
-  values: { redis?: string; 'redis-prefix'?: string; 'jwt-key'?: string[]; 'jwt-connection'?: string; 'cursor-secret-env'?: string; 'metrics-port'?: string; 'log-requests'?: boolean },
-  env: NodeJS.ProcessEnv,
-  hasStaticKey: boolean,
-): ScaleArgs | string {
-  const out: ScaleArgs = { redisPrefix: values['redis-prefix'] ?? 'storebridge:rl:', logRequests: values['log-requests'] ?? false };
+/** The replica options: Redis URL, JWT keys (secrets from named environment variables), cursor secret. */
+function scaleArgs(values: Values, env: NodeJS.ProcessEnv): ScaleArgs | { problem: string } {
+  const out: ScaleArgs = {};
   if (values.redis !== undefined) {
-    if (!/^rediss?:\/\/./.test(values.redis)) return '--redis must be a redis:// or rediss:// URL';
+    if (!/^rediss?:\/\/./.test(values.redis)) return { problem: '--redis must be a redis:// or rediss:// URL' };
     out.redis = values.redis;
   }
-  if (!/^[\x21-\x7e]{1,100}$/.test(out.redisPrefix)) return '--redis-prefix must be 1 to 100 visible ASCII characters';
+  if (!/^[\x21-\x7e]{1,100}$/.test(values.redisPrefix)) return { problem: '--redis-prefix must be 1 to 100 visible ASCII characters' };
   const secretFrom = (flag: string, name: string): string => {
     // The value is not echoed: it may be the secret itself, passed by mistake.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw `${flag} must name an environment variable (letters, digits, _), not hold a value`;
@@ -156,89 +67,74 @@ function parseScaleArgs(
     return value;
   };
   try {
-    const jwtKeys = values['jwt-key'] ?? [];
-    if (jwtKeys.length > 0) {
-      const connection = values['jwt-connection'];
-      if (!connection) return '--jwt-connection ID is required with --jwt-key';
-      const keys: JwtSigningKey[] = jwtKeys.map((spec) => {
+    if (values.jwtKey.length > 0) {
+      if (!values.jwtConnection) return { problem: '--jwt-connection ID is required with --jwt-key' };
+      const keys: JwtSigningKey[] = values.jwtKey.map((spec) => {
         const m = /^([\x21-\x3c\x3e-\x7e]{1,100})=(.+)$/.exec(spec);
-        if (!m) throw `--jwt-key must be KID=ENV (a key id and the environment variable holding its secret)`;
+        if (!m) throw '--jwt-key must be KID=ENV (a key id and the environment variable holding its secret)';
         return { kid: m[1], secret: secretFrom('--jwt-key', m[2]) };
       });
-      out.jwt = { connection, keys };
-    } else if (values['jwt-connection'] !== undefined) return '--jwt-connection needs at least one --jwt-key';
-    if (values['cursor-secret-env'] !== undefined) out.cursorSecret = secretFrom('--cursor-secret-env', values['cursor-secret-env']);
+      out.jwt = { connection: values.jwtConnection, keys };
+    } else if (values.jwtConnection !== undefined) return { problem: '--jwt-connection needs at least one --jwt-key' };
+    if (values.cursorSecretEnv !== undefined) out.cursorSecret = secretFrom('--cursor-secret-env', values.cursorSecretEnv);
   } catch (message) {
-    return message as string;
+    return { problem: message as string };
   }
-  if (out.jwt && !hasStaticKey && out.cursorSecret === undefined) return '--cursor-secret-env ENV is required with --jwt-key and no --key (every replica needs the same cursor secret)';
-  const metricsPort = intArg('metrics-port', values['metrics-port'], { min: 0, max: 65535, fallback: undefined });
-  if (typeof metricsPort === 'string') return metricsPort;
-  out.metricsPort = metricsPort;
+  if (out.jwt && values.key === undefined && out.cursorSecret === undefined) return { problem: '--cursor-secret-env ENV is required with --jwt-key and no key (every replica needs the same cursor secret)' };
   return out;
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parseServeArgs(args, process.env, { scale: true });
-  if (typeof parsed === 'string') {
-    io.err(`storebridge serve: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
-  // Listen for the signal before the (possibly long) seeding, so Ctrl-C always shuts down cleanly:
-  // a signal during the seed stops it between batches, and the server never starts listening.
-  const stop = io.shutdownSignal();
-  const starting = new AbortController();
-  void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
-  let redis: RedisRateLimit | undefined;
-  let rateLimit = parsed.rateLimit;
-  if (parsed.scale.redis !== undefined) {
-    try {
-      redis = await connectRedisRateLimit(parsed.scale.redis, { prefix: parsed.scale.redisPrefix });
-    } catch (err) {
-      io.err(`storebridge serve: ${(err as Error).message}`);
-      return 1;
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async ({ values }) => {
+    const scale = scaleArgs(values, process.env);
+    if ('problem' in scale) return usageError(command, io, scale.problem);
+    if (!values.key && !scale.jwt) return usageError(command, io, 'a key is required: --key-file FILE, the STOREBRIDGE_KEY environment variable, or --key K');
+    const badKey = keyProblem(values.key);
+    if (badKey) return usageError(command, io, badKey);
+    let rateLimit = rateLimitArg(values.rateLimit);
+    if (rateLimit && 'problem' in rateLimit) return usageError(command, io, rateLimit.problem);
+    if (scale.redis !== undefined && rateLimit === false) return usageError(command, io, '--redis shares the rate limit, so it cannot be combined with --rate-limit off');
+
+    let redis: RedisRateLimit | undefined;
+    if (scale.redis !== undefined) {
+      try {
+        redis = await connectRedisRateLimit(scale.redis, { prefix: values.redisPrefix });
+      } catch (err) {
+        io.err(`storebridge serve: ${(err as Error).message}`);
+        return 1;
+      }
+      rateLimit = { ...(rateLimit || {}), store: redis.store('key'), failedAuth: { store: redis.store('auth') } };
     }
-    const rl = rateLimit || {};
-    rateLimit = { ...rl, store: redis.store('key'), failedAuth: { store: redis.store('auth') } };
-  }
-  const adapter = await openAdapter(parsed.adapter);
-  let store;
-  try {
-    store = await startStoreServer({
-      adapter,
-      key: parsed.key,
-      port: parsed.port,
-      host: parsed.host,
-      demo: parsed.demo,
-      pagination: parsed.pagination,
-      pageSize: parsed.pageSize,
-      rateLimit,
-      logger: lineLogger(io.err),
-      logRequests: parsed.scale.logRequests,
-      jwt: parsed.scale.jwt,
-      cursorSecret: parsed.scale.cursorSecret,
-      metricsPort: parsed.scale.metricsPort,
-      signal: starting.signal,
-    });
-  } catch (err) {
-    await adapter.close?.();
+    const launched = await launchStore(
+      'serve',
+      {
+        adapterSpec: values.adapter,
+        demo: values.demo,
+        key: values.key ?? '',
+        port: values.port,
+        host: values.host,
+        pagination: values.pagination,
+        listing: values.listing,
+        pageSize: values.pageSize,
+        rateLimit,
+        logRequests: values.logRequests,
+        jwt: scale.jwt,
+        cursorSecret: scale.cursorSecret,
+        metricsPort: values.metricsPort,
+      },
+      io,
+    );
+    if (typeof launched === 'number') {
+      await redis?.close();
+      return launched;
+    }
+    const { store, stop } = launched;
+    io.out(`listening on ${store.url}`);
+    if (store.metricsUrl) io.out(`metrics on ${store.metricsUrl}`);
+    const signal = await stop;
+    io.err(`storebridge serve: ${signal}, shutting down`);
+    await store.close();
     await redis?.close();
-    if (starting.signal.aborted) {
-      io.err(`storebridge serve: ${await stop}, shutting down`);
-      return 0;
-    }
-    io.err(`storebridge serve: ${(err as Error).message}`);
-    return 1;
-  }
-  io.out(`listening on ${store.url}`);
-  if (store.metricsUrl) io.out(`metrics on ${store.metricsUrl}`);
-  const signal = await stop;
-  io.err(`storebridge serve: ${signal}, shutting down`);
-  await store.close();
-  await redis?.close();
-  return 0;
+    return 0;
+  });
 }

@@ -1,0 +1,66 @@
+/**
+ * The `node:http` binding: the six webhook operations as one request listener for
+ * `http.createServer` (or `https`, or any connect-style host), routed from the contract's table.
+ * No framework: the store core does the work, this module only reads the request and writes the
+ * answer. Rate limits are on by default, as in every binding.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createStoreListener } from 'storebridge/server';
+ * import { createMemoryAdapter } from 'storebridge/adapters/memory';
+ *
+ * createServer(createStoreListener({ adapter: createMemoryAdapter(), svcKeys: [process.env.SVC_KEY!] })).listen(8080);
+ * ```
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NotFoundError } from '../http-errors';
+import { matchRoute } from '../routes';
+import type { StoreRouterOptions } from '../router-options';
+import { createStoreCore, type StoreCore } from '../store-core';
+import { pathOf, sendRouteError, serveNode } from './node-io';
+
+export interface StoreListenerOptions {
+  /**
+   * A path prefix the routes live under (`/sync`: `GET /sync/products`, …). Default: none. A
+   * request outside it is a 404.
+   */
+  readonly basePath?: string;
+  /**
+   * The caller's address, for the limit on failed key checks. Default: the socket's remote
+   * address. Behind a proxy you trust, read it from the proxy's header here.
+   */
+  readonly clientAddress?: (req: IncomingMessage) => string | undefined;
+}
+
+export type StoreListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Normalizes a base path: `''`, or `/x` without a trailing slash. */
+export function normalizeBasePath(basePath: string | undefined): string {
+  if (basePath === undefined || basePath === '' || basePath === '/') return '';
+  if (!basePath.startsWith('/')) throw new TypeError(`basePath must start with "/", got ${JSON.stringify(basePath)}`);
+  return basePath.replace(/\/+$/, '');
+}
+
+/** The path below `base`, or `undefined` when the path is outside it. */
+export function below(base: string, path: string): string | undefined {
+  if (base === '') return path;
+  if (!path.startsWith(base)) return undefined;
+  const rest = path.slice(base.length);
+  return rest === '' || rest.startsWith('/') ? rest || '/' : undefined;
+}
+
+/** A `node:http` request listener serving the six webhook operations. */
+export function createStoreListener(options: StoreRouterOptions | StoreCore, listenerOptions: StoreListenerOptions = {}): StoreListener {
+  const core = createStoreCore(options);
+  const base = normalizeBasePath(listenerOptions.basePath);
+  const addressOf = listenerOptions.clientAddress ?? ((req: IncomingMessage) => req.socket?.remoteAddress);
+  return (req, res) => {
+    const method = req.method ?? 'GET';
+    const full = pathOf(req.url ?? '/');
+    const path = below(base, full);
+    const match = path === undefined ? { error: new NotFoundError(`no route ${method} ${full.slice(0, 100)} here; this store serves under ${base}/`) } : matchRoute(method, path);
+    if ('error' in match) return sendRouteError(core, req, res, match.error);
+    void serveNode(core, match.operation, req, res, match.id, () => addressOf(req));
+  };
+}

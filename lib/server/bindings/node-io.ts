@@ -1,0 +1,131 @@
+/**
+ * What the `node:http` and Express bindings share: reading a request into a `CoreRequest`, writing
+ * a `CoreAnswer`, and draining a refused body so its answer arrives.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { readJsonBody } from '../../http/request-body';
+import type { RequestObservation } from '../request-observation';
+import { OPERATIONS, type CoreAnswer, type OperationName, type StoreCore } from '../store-core';
+
+/**
+ * A refused body (over the limit, or not JSON) is read and thrown away up to this many more bytes
+ * before the answer goes out, then the connection closes. Answering while the caller is still
+ * sending makes many clients (Node's `http.request`, `fetch`) see a connection reset instead of
+ * the 413: the server closes the socket with unread data in it. Beyond the bound (or the time
+ * below) the answer goes out anyway.
+ */
+export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+export const DRAIN_TIMEOUT_MS = 30_000;
+
+/** Reads and discards what is left of `stream`, up to the bounds; resolves when done either way. */
+export function drain(stream: Readable, limitBytes = DRAIN_LIMIT_BYTES, timeoutMs = DRAIN_TIMEOUT_MS): Promise<void> {
+  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      stream.off('data', onData);
+      stream.off('end', finish);
+      stream.off('error', finish);
+      stream.off('close', finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limitBytes) {
+        stream.pause();
+        finish();
+      }
+    };
+    const timer = setTimeout(() => {
+      stream.pause();
+      finish();
+    }, timeoutMs);
+    timer.unref?.();
+    stream.on('data', onData);
+    stream.once('end', finish);
+    stream.once('error', finish);
+    stream.once('close', finish);
+    stream.resume();
+  });
+}
+
+/** The write body of a Node request: `readJsonBody`, and on a refusal the rest is drained first. */
+export function bodyReader(req: IncomingMessage, maxBytes: number): () => Promise<unknown> {
+  return async () => {
+    try {
+      return await readJsonBody(req, maxBytes);
+    } catch (err) {
+      await drain(req);
+      throw err;
+    }
+  };
+}
+
+/** Writes an answer: JSON, `nosniff`, the exact length, `Connection: close` when asked; no body to `HEAD`. */
+export function send(req: IncomingMessage, res: ServerResponse, out: CoreAnswer): void {
+  if (res.headersSent) return;
+  // A list page knows its byte length: the text goes out as is, encoded once by Node on the socket.
+  // Otherwise it is encoded once here (Buffer.byteLength and then end(string) would walk it twice).
+  const body = out.bytes === undefined ? Buffer.from(out.body, 'utf8') : out.body;
+  const length = typeof body === 'string' ? out.bytes! : body.length;
+  // One writeHead (headers a host set before stay, merged by Node) rather than a setHeader each.
+  const headers: Record<string, string | number> = { ...out.headers, 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-length': length };
+  if (out.close) headers.connection = 'close';
+  res.writeHead(out.status, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** The query string of a request URL, without `?`. */
+export function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+}
+
+/** The path of a request URL, without the query. */
+export function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Observes a request when the core logs or measures; a caller gone before the end is a 499. */
+function observeResponse(core: StoreCore, res: ServerResponse, operation: string, route: string, method: string, rawQuery: string): RequestObservation | undefined {
+  if (!core.observed) return undefined;
+  const observation = core.observe(operation, route, method, rawQuery);
+  const done = () => observation.end(res.writableFinished ? res.statusCode : 499);
+  res.once('finish', done);
+  res.once('close', done);
+  return observation;
+}
+
+/**
+ * Serves one matched operation on a Node request: observation (logs, metrics; a caller gone before
+ * the end is recorded as 499), an abort signal when the caller leaves, the core, the answer.
+ */
+export async function serveNode(core: StoreCore, operation: OperationName, req: IncomingMessage, res: ServerResponse, id: string | undefined, clientAddress: () => string | undefined): Promise<void> {
+  const url = req.url ?? '/';
+  const rawQuery = rawQueryOf(url);
+  const method = req.method ?? 'GET';
+  const observation = observeResponse(core, res, operation, OPERATIONS[operation].path, method, rawQuery);
+  const onClose = (listener: () => void) => {
+    const closed = () => {
+      if (!res.writableEnded) listener();
+    };
+    res.on('close', closed);
+    return () => res.off('close', closed);
+  };
+  try {
+    const out = await core.handle(operation, { method, headers: req.headers, rawQuery, id, clientAddress, readBody: bodyReader(req, core.config.maxBodyBytes), onClose, observation });
+    send(req, res, out);
+  } catch (err) {
+    // `handle` never rejects; this is a last line against a bug, never a stack to the caller.
+    send(req, res, core.failure(err, operation, observation?.logger));
+  }
+}
+
+/** Serves a routing failure (404, 405, 400) with the same observation as any request. */
+export function sendRouteError(core: StoreCore, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  const observation = observeResponse(core, res, 'none', 'unmatched', req.method ?? 'GET', rawQueryOf(req.url ?? ''));
+  send(req, res, core.failure(error, 'route', observation?.logger));
+}

@@ -1,0 +1,123 @@
+/**
+ * Adding a list query parameter touches the contract's table, the adapter's `ListOptions`, the
+ * adapter and its conformance check, and nothing else (issue 13). This fixture does exactly that
+ * for a made-up `lang` parameter (titles in another language) and shows that, with no other edit:
+ * the store router parses and validates it (400 with the table's message), hands it to the
+ * adapter's `list` in every binding, the OpenAPI document lists it, and the caller's URL helper
+ * carries it.
+ */
+import { z } from 'zod';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { BaseEntityStore, isRawJson, type ListOptions, type RawJsonItem, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
+import { LIST_QUERY, withQuery, type Product, type QueryParameter } from '../../lib/contract';
+import { demoCatalog } from '../../lib/demo';
+import { createOpenApiDocument } from '../../lib/openapi';
+import { BINDINGS, KEY, get, startBinding } from './helpers';
+
+// ---- 1. The contract: one entry in the list query table. -------------------------------------
+const LANGUAGES = ['en', 'es'] as const;
+const lang: QueryParameter<(typeof LANGUAGES)[number]> = {
+  schema: z.enum(LANGUAGES, { error: 'must be en or es' }),
+  description: 'Language of the titles (default en).',
+  origin: 'storebridge',
+};
+(LIST_QUERY as Record<string, QueryParameter>).lang = lang;
+
+// ---- 2. The adapter's ListOptions: one optional member (declaration merging). ----------------
+declare module '../../lib/adapter' {
+  interface ListOptions {
+    readonly lang?: 'en' | 'es';
+  }
+}
+
+// ---- 3. An adapter that honours it. ------------------------------------------------------------
+const SPANISH: Readonly<Record<string, string>> = { Mug: 'Taza', Lamp: 'Lámpara', Chair: 'Silla', Desk: 'Escritorio', Shelf: 'Estante' };
+const translate = (title: string | undefined) => title?.replace(/\b[A-Z][a-z]+\b/g, (w) => SPANISH[w] ?? w);
+
+class LocalizedProducts extends BaseEntityStore<Product> {
+  readonly seen: Array<ListOptions['lang']> = [];
+  constructor(private readonly inner: BaseEntityStore<Product> | StoreAdapter['products']) {
+    super();
+  }
+  async list(options: ListOptions): Promise<Array<Product | RawJsonItem>> {
+    this.seen.push(options.lang);
+    const items = await this.inner.list(options);
+    if (options.lang !== 'es') return [...items];
+    return items.map((x) => {
+      const p = isRawJson(x) ? (JSON.parse(x.json) as Product) : x;
+      return { ...p, title: translate(p.title) };
+    });
+  }
+  count(options: SignalOptions) {
+    return this.inner.count(options);
+  }
+  get(id: string, options: SignalOptions) {
+    return this.inner.get(id, options);
+  }
+  protected async put(): Promise<void> {
+    throw new Error('read-only fixture');
+  }
+}
+
+function localizedAdapter(): StoreAdapter & { products: LocalizedProducts } {
+  const memory = createMemoryAdapter(demoCatalog(30));
+  return { products: new LocalizedProducts(memory.products), orders: memory.orders, productBySku: (sku, o) => memory.productBySku(sku, o) };
+}
+
+// ---- 4. Its conformance check. -----------------------------------------------------------------
+async function checkLangConformance(adapter: StoreAdapter): Promise<void> {
+  const signal = new AbortController().signal;
+  const en = await adapter.products.list({ sortorder: 'asc', limit: 30, signal });
+  const es = await adapter.products.list({ sortorder: 'asc', limit: 30, signal, lang: 'es' });
+  const doc = (x: Product | RawJsonItem) => (isRawJson(x) ? (JSON.parse(x.json) as Product) : x);
+  // Same items, same order, same keys; only the titles differ (and some do).
+  expect(es.map((x) => doc(x)._id)).toEqual(en.map((x) => doc(x)._id));
+  expect(es.map((x) => doc(x).last_updated)).toEqual(en.map((x) => doc(x).last_updated));
+  expect(es.some((x, i) => doc(x).title !== doc(en[i]).title)).toBe(true);
+}
+
+// ---- What follows needs no change anywhere else in the kit. ------------------------------------
+describe('a list parameter added in the contract table reaches the adapter, untouched elsewhere', () => {
+  it('the fixture adapter passes its conformance check', () => checkLangConformance(localizedAdapter()));
+
+  it.each(BINDINGS)('%s: parsed, validated with the table\'s message, and handed to the adapter', async (kind) => {
+    const adapter = localizedAdapter();
+    const s = await startBinding(kind, { adapter });
+    try {
+      const es = await get(`${s.base}/products?lang=es&limit=30`);
+      const en = await get(`${s.base}/products?limit=30`);
+      expect(es.status).toBe(200);
+      expect(es.body.products.map((p: Product) => p.title)).toEqual(en.body.products.map((p: Product) => translate(p.title)));
+      expect(adapter.products.seen).toEqual(['es', undefined]);
+      const bad = await get(`${s.base}/products?lang=fr`);
+      expect(bad).toMatchObject({ status: 400, body: { error: 'lang must be en or es, got "fr"' } });
+      expect((await get(`${s.base}/products?lang=es&lang=en`)).body.error).toBe('lang must be given once, got 2 values');
+      expect(adapter.products.seen).toHaveLength(2);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the OpenAPI document lists it, and the caller\'s URL helper carries it', () => {
+    const doc = createOpenApiDocument({ include: ['webhooks'] }) as unknown as { paths: Record<string, { get: { parameters: Array<{ name: string; description: string; schema: { enum?: string[] } }> } }> };
+    const parameter = doc.paths['/products'].get.parameters.find((p) => p.name === 'lang');
+    expect(parameter).toMatchObject({ description: 'Language of the titles (default en).', schema: { enum: ['en', 'es'] } });
+    expect(withQuery('https://shop.example/c2s.php?entity=products', { lang: 'es', offset: 0 })).toBe('https://shop.example/c2s.php?entity=products&lang=es&offset=0');
+  });
+
+  it('a control character in a parameter handed to the adapter is a 400 before the adapter', async () => {
+    (LIST_QUERY as Record<string, QueryParameter>).tag = { schema: z.string(), description: 'a free-text filter', origin: 'storebridge' };
+    try {
+      const adapter = localizedAdapter();
+      const s = await startBinding('node:http', { adapter });
+      try {
+        expect((await get(`${s.base}/products?tag=a%00b`)).body).toEqual({ error: 'tag must not contain control characters (U+0000–U+001F)' });
+        expect(adapter.products.seen).toEqual([]);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      delete (LIST_QUERY as Record<string, QueryParameter>).tag;
+    }
+  });
+});
