@@ -18,7 +18,7 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const onlyArg = argv.find((a) => a.startsWith('--only'));
 const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',') : undefined;
-const SECTIONS = ['serve-page', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync'];
+const SECTIONS = ['serve-page', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync', 'stub-resync'];
 
 function newestMtime(dir) {
   let t = 0;

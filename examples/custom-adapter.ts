@@ -10,10 +10,14 @@
  * Run the conformance suite on it with node:test, from the repository root:
  *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node --test /tmp/sb-examples/examples/custom-adapter.js
- * (21 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
+ * (25 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
  * In a project of your own, import from 'storebridge' and 'storebridge/conformance' instead of
  * the relative paths below, and put the `runAdapterConformance` call in a test file (jest/vitest:
  * pass their `test` and `describe`).
+ *
+ * `storebridgeAdapter` at the end registers it with the CLI: published (or installed) as the
+ * package `storebridge-adapter-sorted-array` with this module as its main, it makes
+ * `storebridge serve --adapter sorted-array` work (docs/adapter-authors.md "Using it from the CLI").
  */
 import {
   BaseEntityStore,
@@ -26,6 +30,7 @@ import {
   type SignalOptions,
   type SortKey,
 } from '../lib/adapter';
+import type { AdapterRegistration } from '../lib/adapter-registry';
 import type { Order, Product } from '../lib/contract/webhook';
 import { runAdapterConformance } from '../lib/conformance';
 
@@ -114,6 +119,16 @@ export class SortedArrayAdapter extends BaseStoreAdapter {
     return this.bySku.get(sku);
   }
 }
+
+/**
+ * The CLI's entry: `--adapter sorted-array` opens a fresh, empty store (a real adapter would read a
+ * connection string from the rest of the spec: `open: (spec) => connect(spec.slice('name:'.length))`).
+ */
+export const storebridgeAdapter: AdapterRegistration = {
+  prefix: 'sorted-array',
+  describe: 'sorted-array',
+  open: () => new SortedArrayAdapter(),
+};
 
 /** Registers the conformance suite for this adapter with node:test. */
 export async function runWithNodeTest(): Promise<void> {

@@ -1,45 +1,47 @@
 /**
  * A store's reverse-connection daemon, as you would run it inside the store's network.
  *
- *   SERVICE_URL=https://sync.example.com CONNECTION_KEY=… STORE=sqlite:store.db node dist/examples/reverse-daemon.js
+ *   SERVICE_URL=https://sync.example.com CONNECTION_KEY=… STORE=sqlite:store.db DIALECT=click2sync node dist/examples/reverse-daemon.js
  *
  * Without SERVICE_URL it starts a local demo service first (its store holds 40 demo products and
- * their orders; it queues a pull of products, a pull of orders, a push and a sample push), so it
- * runs out of the box:
+ * their orders; it queues what the deployed service's buttons queue: "Send updates", a pull of
+ * products then orders, and "Fetch updates", a push; then a sample push), so it runs out of the box:
  *
  *   npx tsc -p tsconfig.json && node dist/examples/reverse-daemon.js
  *
  * Stop it with Ctrl-C: the daemon finishes the item it is storing, then exits.
  */
-import express from 'express';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryAdapter } from '../adapters/memory';
 import { openAdapter } from '../lib/cli/adapter-spec';
+import type { DialectName } from '../lib/contract';
 import { demoCatalog } from '../lib/demo';
-import { createDaemon, createReverseServiceRouter } from '../lib/reverse';
+import { createDaemon, createReverseNodeHandler } from '../lib/reverse';
 
-async function demoService(key: string): Promise<{ url: string; close: () => void }> {
-  const router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(40)), connections: [{ key, name: 'demo-shop' }] });
-  for (const request of [{ kind: 'pull', entity: 'products' }, { kind: 'pull', entity: 'orders' }, { kind: 'push' }, { kind: 'pingsample' }] as const) {
-    router.service.enqueue('demo-shop', request);
-  }
-  const server = express().use(router).listen(0, '127.0.0.1');
+async function demoService(key: string, dialect: DialectName): Promise<{ url: string; close: () => void }> {
+  // answerRoot: deployed daemons (and this kit's) check GET / before anything else.
+  const handler = createReverseNodeHandler({ adapter: createMemoryAdapter(demoCatalog(40)), connections: [{ key, name: 'demo-shop', dialect }], answerRoot: true });
+  for (const request of [{ kind: 'pull' }, { kind: 'push' }, { kind: 'pingsample' }] as const) await handler.service.enqueue('demo-shop', request);
+  const server = createServer(handler).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
 async function main(): Promise<void> {
   const key = process.env.CONNECTION_KEY ?? 'demo-connection-key';
-  const service = process.env.SERVICE_URL ? undefined : await demoService(key);
+  const dialect = (process.env.DIALECT ?? 'spec') as DialectName;
+  const service = process.env.SERVICE_URL ? undefined : await demoService(key, dialect);
   const adapter = await openAdapter(process.env.STORE ?? 'memory');
   const daemon = createDaemon({
     serviceUrl: process.env.SERVICE_URL ?? service!.url,
     connectionKey: key,
     adapter,
+    dialect,
     pollIntervalMs: 1000,
     onEvent: (e) => {
       if (e.type === 'initialized' || e.type === 'finished') console.log(`${e.type} ${e.kind}${e.entity ? ` of ${e.entity}` : ''}`);
-      if (e.type === 'item-failed') console.log(`${e.entity} ${e.id} refused: ${e.error}`);
+      if (e.type === 'item-failed') console.log(`${e.entity} ${e.id} not stored: ${e.error}`);
       if (e.type === 'error') console.error(`retrying after: ${e.error}`);
     },
   });

@@ -4,7 +4,8 @@
  *
  * It checks what comes back (array, at most `limit` items, strict `sortorder` after the keyset
  * position, valid webhook-form items, a non-negative integer count, the `_id` asked for) and turns
- * anything thrown into `AdapterError` (the original kept as `cause`, for logs only).
+ * anything thrown into `AdapterError` (the original kept as `cause`, for logs only), except the
+ * kit's own `AdapterContractError` and `UnstorableValueError`, which pass unchanged.
  */
 import { ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
@@ -20,7 +21,7 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from './adapter';
-import { AdapterContractError, AdapterError } from './errors';
+import { AdapterContractError, AdapterError, UnstorableValueError } from './errors';
 
 /** One listed item, serialized at most once and parsed at most once. */
 export class ListedItem<T> implements SortKey {
@@ -143,7 +144,8 @@ async function call<R>(operation: string, signal: AbortSignal | undefined, fn: (
     return await fn();
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
-    if (err instanceof AdapterContractError) throw err;
+    // Errors that are already the kit's own, and say exactly what is wrong, pass unchanged.
+    if (err instanceof AdapterContractError || err instanceof UnstorableValueError) throw err;
     throw new AdapterError(operation, { cause: err });
   }
 }

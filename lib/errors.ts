@@ -10,9 +10,13 @@ export type StorebridgeErrorCode =
   | 'ADAPTER_FAILED'
   | 'ADAPTER_CONTRACT'
   | 'ADAPTER_TIMEOUT'
+  | 'UNSTORABLE_VALUE'
   | 'ITEM_TOO_LARGE'
   | 'INVALID_OPTION'
-  | 'SQL_CONNECT';
+  | 'SQL_CONNECT'
+  | 'SQL_DRIVER_UNAVAILABLE'
+  | 'DASHBOARD_DEPENDENCY'
+  | 'DASHBOARD_SOURCE';
 
 export abstract class StorebridgeError extends Error {
   /** Stable, documented in docs/errors.md; the one thing to branch on. */
@@ -49,6 +53,24 @@ export class AdapterTimeoutError extends StorebridgeError {
   readonly code = 'ADAPTER_TIMEOUT';
   constructor(readonly operation: string) {
     super(`the data adapter did not answer ${operation} within the time budget`);
+  }
+}
+
+/**
+ * The adapter refuses a write because its database cannot hold a value of the item exactly (a NUL
+ * in a PostgreSQL text key: `_id` or `sku`). Nothing is stored. Adapters throw it instead of
+ * letting a driver error through; the guard passes it on unchanged.
+ */
+export class UnstorableValueError extends StorebridgeError {
+  override readonly name = 'UnstorableValueError';
+  readonly code = 'UNSTORABLE_VALUE';
+  constructor(
+    readonly operation: string,
+    /** The field: `_id`, `sku`, … */
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${operation}: the ${field} cannot be stored: ${detail}`);
   }
 }
 

@@ -10,6 +10,7 @@
 export * from './contract';
 export * from './adapter';
 export * from './adapter-guard';
+export { registerAdapterSpec, type AdapterRegistration } from './adapter-registry';
 export * from './errors';
 export * from './server';
 export * from './openapi';

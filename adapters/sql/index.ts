@@ -8,4 +8,5 @@ export {
 } from './sql-adapter';
 export { parseSqlSpec, redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } from './sql-connect';
 export { migrateSqlSchema, dropSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
-export { keysetPredicate, type SqlKind } from './sql-dialects';
+export { keysetPredicate, SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
+export { createSqlReverseStateStore, dropSqlReverseState, type SqlReverseStateOptions } from './sql-reverse-state';

@@ -15,7 +15,7 @@ import {
   type WriteOptions,
 } from '../../lib/adapter';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
-import { InvalidOptionError, StorebridgeError } from '../../lib/errors';
+import { InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
 import {
   isTransientConflict,
   isUniqueViolation,
@@ -23,6 +23,7 @@ import {
   loadKysely,
   MYSQL_MAX_SKU_BYTES,
   SQL_KINDS,
+  SqlDriverUnavailableError,
   type SqlKind,
 } from './sql-dialects';
 import { dropSqlSchema, migrateSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
@@ -164,7 +165,32 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * Whether a value can never be in this table's key columns: PostgreSQL `text` cannot hold U+0000
+   * (writes carrying one are refused), so a lookup of it finds nothing, without asking the server
+   * (which would fail with "invalid byte sequence for encoding UTF8: 0x00").
+   */
+  private neverStored(value: string): boolean {
+    return this.config.kind === 'postgres' && value.includes('\u0000');
+  }
+
+  /** Refuses, before anything is written, items whose `_id` or `sku` this database cannot hold exactly. */
+  private assertStorable(items: readonly T[], operation: string): void {
+    for (const item of items) {
+      for (const field of ['_id', 'sku'] as const) {
+        const value = item[field];
+        if (typeof value !== 'string' || !this.neverStored(value)) continue;
+        const shown = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+        throw new UnstorableValueError(`${this.entity}.${operation}`, field, `PostgreSQL text cannot hold U+0000 (NUL), found in ${shown}`);
+      }
+    }
+  }
+
   async get(id: string, options: SignalOptions): Promise<T | undefined> {
+    if (this.neverStored(id)) {
+      options.signal?.throwIfAborted();
+      return undefined;
+    }
     const row = await abortable(options.signal, () =>
       this.scoped(this.db).selectFrom(this.table).select('doc').where('_id', '=', id).executeTakeFirst(),
     );
@@ -173,7 +199,10 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
 
   /** The newest product with this SKU (products only). */
   async bySku(sku: string, options: SignalOptions): Promise<T | undefined> {
-    if (this.skuColumn(sku) === null) return undefined;
+    if (this.skuColumn(sku) === null || this.neverStored(sku)) {
+      options.signal?.throwIfAborted();
+      return undefined;
+    }
     const row = await abortable(options.signal, () =>
       this.scoped(this.db)
         .selectFrom(this.table)
@@ -193,11 +222,13 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
    * never reported as failed.
    */
   async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
+    this.assertStorable([item], 'upsert');
     return this.writeTransaction(options.signal, (trx) => this.writeOne(trx, item, options));
   }
 
   /** Many upserts in one transaction per batch (seeding, replication). Same rule as `upsert`. */
   async upsertMany(items: readonly T[], options: WriteOptions & { batchSize?: number }): Promise<UpsertResult<T>[]> {
+    this.assertStorable(items, 'upsertMany');
     const out: UpsertResult<T>[] = [];
     const size = options.batchSize ?? 500;
     for (let i = 0; i < items.length; i += size) {
@@ -460,7 +491,8 @@ export async function openSqlAdapter(spec: string, options: Omit<SqlAdapterOptio
   try {
     return await createSqlAdapter({ ...options, connection: spec });
   } catch (err) {
-    if (err instanceof InvalidOptionError) throw err;
+    // A missing or broken driver is not this database's fault: its own one-line message says what to run.
+    if (err instanceof InvalidOptionError || err instanceof SqlDriverUnavailableError) throw err;
     throw new SqlConnectError(spec, err);
   }
 }

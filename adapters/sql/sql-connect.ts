@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import type { Kysely } from 'kysely';
 import { InvalidOptionError } from '../../lib/errors';
-import { loadKysely, loadOptional, type SqlKind } from './sql-dialects';
+import { loadKysely, loadOptional, oneLine, SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 
 export interface ConnectionOptions {
   /** Pool size for PostgreSQL and MySQL (default 10). */
@@ -88,6 +88,31 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
   return v;
 }
 
+type BetterSqlite3 = typeof import('better-sqlite3');
+let sqliteWorks = false;
+
+/**
+ * better-sqlite3, checked to work: its native module is loaded by the first `new Database()`, not
+ * by `require`, so an in-memory database is opened once per process. Without the check a missing
+ * or foreign-built binary would surface as a file error from the first real open.
+ */
+function loadSqlite(): BetterSqlite3 {
+  const Database = loadOptional<BetterSqlite3>('better-sqlite3', 'the sqlite: adapter');
+  if (!sqliteWorks) {
+    try {
+      new Database(':memory:').close();
+    } catch (err) {
+      throw new SqlDriverUnavailableError(
+        'better-sqlite3',
+        `better-sqlite3's native module does not load (${oneLine(err)}): run "npm rebuild better-sqlite3" on this machine (its install script must be allowed to run)`,
+        { cause: err },
+      );
+    }
+    sqliteWorks = true;
+  }
+  return Database;
+}
+
 /** Statements kept per SQLite connection (the adapter runs a few dozen distinct ones). */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -142,8 +167,7 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
   const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
   if (kind === 'sqlite') {
-    type BetterSqlite3 = typeof import('better-sqlite3');
-    const Database = loadOptional<BetterSqlite3>('better-sqlite3', 'sqlite: adapters');
+    const Database = loadSqlite();
     const busy = positiveInt('busyTimeoutMs', options.busyTimeoutMs, 5000);
     const memory = target === ':memory:';
     const file = memory ? target : resolve(target);
@@ -165,7 +189,7 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
   }
   if (kind === 'postgres') {
     type Pg = typeof import('pg');
-    const pg = loadOptional<Pg>('pg', 'postgres: adapters');
+    const pg = loadOptional<Pg>('pg', 'the postgres: adapter');
     const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize, statement_timeout: statementTimeoutMs });
     // An idle connection that the server drops emits 'error' on the pool; without a listener that
     // would crash the process. The pool discards the connection and opens a new one on demand.
@@ -173,7 +197,7 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
     return new k.Kysely<any>({ dialect: new k.PostgresDialect({ pool }) });
   }
   type Mysql2 = typeof import('mysql2');
-  const mysql = loadOptional<Mysql2>('mysql2', 'mysql: adapters');
+  const mysql = loadOptional<Mysql2>('mysql2', 'the mysql: adapter');
   const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });
   // MariaDB names the limit max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only).
   pool.on('connection', (connection) => {

@@ -7,6 +7,7 @@
 import type { RawBuilder } from 'kysely';
 import type { SortOrder } from '../../lib/contract/messages';
 import type { SortKey } from '../../lib/adapter';
+import { StorebridgeError } from '../../lib/errors';
 
 export type SqlKind = 'sqlite' | 'postgres' | 'mysql';
 
@@ -14,21 +15,45 @@ export const SQL_KINDS: readonly SqlKind[] = ['sqlite', 'postgres', 'mysql'];
 
 type Kysely = typeof import('kysely');
 
-/** Loads Kysely only when a SQL adapter is actually used (it is an optional peer dependency). */
+/** Loads Kysely only when a SQL adapter is actually used (a dependency, but kept off the CLI's start-up path). */
 export function loadKysely(): Kysely {
   return loadOptional<Kysely>('kysely', 'the SQL adapter');
 }
 
-/** `require` of an optional peer dependency, with an install hint when it is missing. */
+/**
+ * A package the SQL adapter needs cannot be used here: it is not installed, or it is installed but
+ * its native module does not load (better-sqlite3 built for another Node.js or platform, or its
+ * install script never ran). The message is one line and says what to run.
+ */
+export class SqlDriverUnavailableError extends StorebridgeError {
+  override readonly name = 'SqlDriverUnavailableError';
+  readonly code = 'SQL_DRIVER_UNAVAILABLE';
+  constructor(
+    /** The npm package: `kysely`, `better-sqlite3`, `pg`, `mysql2`. */
+    readonly driver: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** An error's message on one line, at most 200 characters (driver errors span several lines). */
+export function oneLine(err: unknown): string {
+  const line = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line;
+}
+
+/** `require` of a package the SQL adapter needs, with an install hint when it is missing. */
 export function loadOptional<T>(name: string, forWhat: string): T {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(name) as T;
   } catch (err) {
     if ((err as { code?: string }).code === 'MODULE_NOT_FOUND') {
-      throw new Error(`${forWhat} needs the "${name}" package: npm install ${name}`, { cause: err });
+      throw new SqlDriverUnavailableError(name, `${forWhat} needs the "${name}" package: npm install ${name}`, { cause: err });
     }
-    throw err;
+    throw new SqlDriverUnavailableError(name, `the "${name}" package does not load (${oneLine(err)}): reinstall it (npm rebuild ${name})`, { cause: err });
   }
 }
 
@@ -73,6 +98,7 @@ export const MYSQL_MAX_SKU_BYTES = 1024;
  */
 export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: SortKey): RawBuilder<boolean> {
   const { sql } = loadKysely();
+  if (kind === 'postgres') after = withoutNul(after, sortorder);
   const lu = sql.ref('last_updated');
   const id = sql.ref('_id');
   const strict = sql.raw(sortorder === 'asc' ? '>' : '<');
@@ -81,6 +107,20 @@ export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: Sort
     return sql<boolean>`${lu} ${loose} ${after.last_updated} and (${lu} ${strict} ${after.last_updated} or ${id} ${strict} ${after._id})`;
   }
   return sql<boolean>`(${lu}, ${id}) ${strict} (${after.last_updated}, ${after._id})`;
+}
+
+/**
+ * A key PostgreSQL can take as a parameter, equivalent to `after` for every id it can store. Its
+ * `text` cannot hold U+0000 (the driver fails with "invalid byte sequence"), so no stored id has
+ * one, and in byte order, for such ids: `id > "a\0…"` exactly when `id > "a"`, and
+ * `id < "a\0…"` exactly when `id < "a\u0001"`. So `asc` cuts the id at its first NUL and `desc`
+ * puts U+0001 in its place.
+ */
+export function withoutNul(after: SortKey, sortorder: SortOrder): SortKey {
+  const nul = after._id.indexOf('\u0000');
+  if (nul < 0) return after;
+  const head = after._id.slice(0, nul);
+  return { last_updated: after.last_updated, _id: sortorder === 'asc' ? head : `${head}\u0001` };
 }
 
 function errorCode(err: unknown): { code?: unknown; errno?: unknown } {

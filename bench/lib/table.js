@@ -86,6 +86,17 @@ function table(results) {
     );
   } else if (failed('parallel-sync')) add('5 parallel sync', 'failed', '', false, ps.error);
 
+  const sr = s['stub-resync'];
+  if (sr && !sr.error) {
+    add(
+      `6 stub re-sync after ${sr.changed.toLocaleString('en')} of ${sr.products.toLocaleString('en')} products (1%) changed: full re-sync ÷ stub re-sync, time`,
+      `${fmt(sr.speedup, 1)}×`,
+      'fetches only the 1% by ID',
+      sr.onlyChangedFetched && sr.sameItems,
+      `full ${fmt(sr.ms.full, 0, ' ms')} (${sr.requests.full} requests), stubs ${fmt(sr.ms.stubs, 0, ' ms')} (${sr.requests.stubs} requests, ${sr.fetchedById} by ID); pages of ${sr.pageSize}; same items ${sr.sameItems}`,
+    );
+  } else if (failed('stub-resync')) add('6 stub re-sync', 'failed', '', false, sr.error);
+
   const m = results.machine;
   return [
     `storebridge bench (${results.mode}) ${results.date} — ${m.nproc} CPUs (${m.cpu}), ${m.memory}, Node ${m.node}, load ${m.load.join(' ')}; ${results.totalSeconds.toFixed(0)} s`,

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => CommandModule }> =
   'reverse-service': { summary: 'run the service side of the reverse connection', load: () => require('./commands/reverse-service') },
   daemon: { summary: 'run the store\'s reverse-connection daemon', load: () => require('./commands/daemon') },
   openapi: { summary: 'print the OpenAPI 3.1 document', load: () => require('./commands/openapi') },
+  dashboard: { summary: 'serve the operator dashboard (sync and reverse connections)', load: () => require('./commands/dashboard') },
 };
 
 export function usage(): string {

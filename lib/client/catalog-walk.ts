@@ -3,39 +3,42 @@
  * duplicates across pages are dropped and reported, sort-order violations and `itemsTotal`
  * changes are reported, a repeating cursor ends the walk with `StorePagingError` instead of
  * looping forever, and an offset walk advances by the items it actually received, so a short
- * non-final page never skips anything.
+ * non-final page never skips anything. Placeholder totals (999, 9999) never end a walk early:
+ * only an empty page (offsets) or a missing `next` (cursors) does; pages that bring nothing new
+ * stop it instead of letting it loop.
  */
+import { setMaxListeners } from 'node:events';
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { Paging, SortOrder } from '../contract/messages';
-import { compareKeys, keyOf } from '../adapter';
+import { compareKeys, keyOf, type SortKey } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import { StorePagingError } from './client-errors';
 import { CompactStringSet } from './compact-string-set';
+import { addNormalisations, countNormalisation, isPlaceholderTotal, type InvalidItem, type ItemStub, type NormalisationCounts } from './store-reply';
 
 /** Where a walk stands: resume a walk by passing this back as `start`. */
 export type WalkPosition = { readonly offset: number } | { readonly next: string };
-
-/** An item that failed the contract schema: quarantined, never yielded. */
-export interface InvalidItem {
-  readonly entity: Entity;
-  /** Position in its page. */
-  readonly index: number;
-  readonly _id?: string;
-  readonly error: string;
-}
 
 export type WalkAnomaly =
   | { readonly kind: 'duplicate'; readonly _id: string }
   | { readonly kind: 'sort-order'; readonly _id: string; readonly previousId: string }
   | { readonly kind: 'items-total-changed'; readonly from: number; readonly to: number }
   | { readonly kind: 'items-total-mismatch'; readonly itemsTotal: number; readonly received: number }
-  | { readonly kind: 'cursor-loop'; readonly next: string };
+  | { readonly kind: 'cursor-loop'; readonly next: string }
+  /** The store answered an offset page from a later position than asked (items between may be missing). */
+  | { readonly kind: 'offset-moved'; readonly requested: number; readonly answered: number };
 
 /** One page as parsed by the client. */
 export interface ListPage<T> {
   readonly paging: Paging;
+  /** False when `itemsTotal` is a placeholder (999, 9999, …) or unusable. */
+  readonly totalKnown: boolean;
   readonly items: T[];
+  /** Items of an ids-only list (only id and `last_updated`): never items themselves. */
+  readonly stubs: ItemStub[];
   readonly invalid: InvalidItem[];
+  /** What the reader normalised in this page, by kind. */
+  readonly normalisations: NormalisationCounts;
   readonly bytes: number;
   readonly durationMs: number;
 }
@@ -43,6 +46,8 @@ export interface ListPage<T> {
 export interface WalkPage<T> extends ListPage<T> {
   /** Items of this page not yielded before (duplicates removed). */
   readonly fresh: T[];
+  /** Stubs of this page not seen before (duplicates removed): fetch them by ID. */
+  readonly freshStubs: ItemStub[];
   /** Where to resume after this page (`undefined` once the walk is complete). */
   readonly position: WalkPosition | undefined;
   readonly anomalies: WalkAnomaly[];
@@ -65,13 +70,18 @@ export interface WalkOptions {
 
 export interface WalkSummary {
   pages: number;
+  /** Distinct items and stubs received. */
   items: number;
+  /** Of `items`, the stubs (ids-only entries). */
+  stubs: number;
   duplicates: number;
   invalid: number;
   itemsTotal: number | undefined;
   maxPageBytes: number;
   maxPageMs: number;
   anomalies: WalkAnomaly[];
+  /** Everything the reader normalised, by kind (pages, items and the walk's own notes). */
+  normalisations: NormalisationCounts;
   complete: boolean;
 }
 
@@ -79,9 +89,11 @@ export interface WalkSummary {
 export type FetchPage<T> = (query: { offset?: number; next?: string }, signal: AbortSignal) => Promise<ListPage<T>>;
 
 const MAX_EMPTY_CURSOR_PAGES = 10;
+/** Offset pages in a row that bring only items already received: the store ignores `offset`. */
+const MAX_REPEATED_PAGES = 3;
 
-/** Items the store sent in a page, valid or not: what an offset advances by. */
-const received = (page: ListPage<unknown>) => page.items.length + page.invalid.length;
+/** Items the store sent in a page, valid or not, stubs included: what an offset advances by. */
+const received = (page: ListPage<unknown>) => page.items.length + page.stubs.length + page.invalid.length;
 const MAX_REPORTED_ANOMALIES = 1000;
 
 /** The cursors a walk has followed (one per page: compact too), starting with `first`. */
@@ -92,10 +104,14 @@ function cursorsSeen(first: string): CompactStringSet {
 }
 
 export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
-  readonly summary: WalkSummary = { pages: 0, items: 0, duplicates: 0, invalid: 0, itemsTotal: undefined, maxPageBytes: 0, maxPageMs: 0, anomalies: [], complete: false };
+  readonly summary: WalkSummary = { pages: 0, items: 0, stubs: 0, duplicates: 0, invalid: 0, itemsTotal: undefined, maxPageBytes: 0, maxPageMs: 0, anomalies: [], normalisations: {}, complete: false };
+  /** Whether the last `itemsTotal` is a real count (not a placeholder, not unusable). */
+  private totalKnown = false;
+  /** Offset pages in a row that brought nothing new. */
+  private repeatedPages = 0;
   /** Every `_id` yielded so far (compact and off-heap: a walk can hold millions). */
   private readonly seen = new CompactStringSet();
-  private last: { last_updated: number; _id: string } | undefined;
+  private last: SortKey | undefined;
   private started = false;
   /** Where an offset walk started (items before it count as received for the total check). */
   private baseOffset = 0;
@@ -120,6 +136,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     if (this.started) throw new Error('a CatalogWalk can be iterated once');
     this.started = true;
     const inner = new AbortController();
+    // Parallel offset pages each listen to it: sized for them, so Node does not warn of a leak.
+    setMaxListeners(2 * (this.options.concurrency ?? 1) + 8, inner.signal);
     const onAbort = () => inner.abort(this.options.signal!.reason);
     if (this.options.signal?.aborted) onAbort();
     else this.options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -143,36 +161,55 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   private accept(page: ListPage<ItemOf<E>>, position: WalkPosition | undefined): WalkPage<ItemOf<E>> {
     const anomalies: WalkAnomaly[] = [];
     const s = this.summary;
-    const sign = (this.options.sortorder ?? 'asc') === 'asc' ? 1 : -1;
-    if (s.itemsTotal !== undefined && page.paging.itemsTotal !== s.itemsTotal) {
+    if (s.itemsTotal !== undefined && this.totalKnown && page.totalKnown && page.paging.itemsTotal !== s.itemsTotal) {
       this.note({ kind: 'items-total-changed', from: s.itemsTotal, to: page.paging.itemsTotal }, anomalies);
     }
     s.itemsTotal = page.paging.itemsTotal;
+    this.totalKnown = page.totalKnown;
     const fresh: ItemOf<E>[] = [];
-    for (const item of page.items) {
-      if (!this.seen.add(item._id)) {
+    const freshStubs: ItemStub[] = [];
+    // The page's counts plus the walk's own notes on it (what the sync engine adds up per page).
+    const normalisations: NormalisationCounts = { ...page.normalisations };
+    for (const entry of inPageOrder(page)) {
+      if (!this.seen.add(entry.key._id)) {
         s.duplicates++;
-        this.note({ kind: 'duplicate', _id: item._id }, anomalies);
+        this.note({ kind: 'duplicate', _id: entry.key._id }, anomalies);
         continue;
       }
-      const key = keyOf(item);
-      if (this.last && sign * compareKeys(key, this.last) < 0) {
-        this.note({ kind: 'sort-order', _id: item._id, previousId: this.last._id }, anomalies);
-      }
-      this.last = key;
-      fresh.push(item);
+      this.checkOrder(entry.key, anomalies, normalisations);
+      if (entry.item) fresh.push(entry.item);
+      else freshStubs.push(entry.stub!);
     }
     s.pages++;
-    s.items += fresh.length;
+    s.items += fresh.length + freshStubs.length;
+    s.stubs += freshStubs.length;
     s.invalid += page.invalid.length;
     s.maxPageBytes = Math.max(s.maxPageBytes, page.bytes);
     s.maxPageMs = Math.max(s.maxPageMs, page.durationMs);
-    return { ...page, fresh, position, anomalies };
+    addNormalisations(s.normalisations, normalisations);
+    return { ...page, normalisations, fresh, freshStubs, position, anomalies };
+  }
+
+  /**
+   * Checks the sort key `(last_updated, _id)`. An item without `last_updated` has no place in that
+   * order (the deployed cursor stores send none): it is counted, not checked.
+   */
+  private checkOrder(key: { _id: string; last_updated?: number }, anomalies: WalkAnomaly[], counts: NormalisationCounts): void {
+    if (key.last_updated === undefined) {
+      countNormalisation(counts, 'last-updated-missing');
+      return;
+    }
+    const k = keyOf(key);
+    const sign = (this.options.sortorder ?? 'asc') === 'asc' ? 1 : -1;
+    if (this.last && sign * compareKeys(k, this.last) < 0) this.note({ kind: 'sort-order', _id: k._id, previousId: this.last._id }, anomalies);
+    this.last = k;
   }
 
   private finish(received: number, anomalies: WalkAnomaly[] = []): void {
     const total = this.summary.itemsTotal;
-    if (total !== undefined && received !== total) this.note({ kind: 'items-total-mismatch', itemsTotal: total, received }, anomalies);
+    if (total === undefined || received === total) return;
+    if (this.totalKnown) this.note({ kind: 'items-total-mismatch', itemsTotal: total, received }, anomalies);
+    else if (isPlaceholderTotal(total)) countNormalisation(this.summary.normalisations, 'items-total-placeholder');
   }
 
   private async *run(signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
@@ -208,7 +245,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
         this.note({ kind: 'cursor-loop', next: following }, []);
         throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `the store returned the same next cursor twice; stopped after ${this.summary.pages} pages`);
       }
-      emptyRun = page.items.length === 0 ? emptyRun + 1 : 0;
+      emptyRun = received(page) === 0 ? emptyRun + 1 : 0;
       if (emptyRun >= MAX_EMPTY_CURSOR_PAGES) {
         throw new StorePagingError({ operation: `list ${this.entity}`, method: 'GET', url: '(cursor walk)' }, `${emptyRun} empty pages in a row, each with a new next cursor; stopped`);
       }
@@ -223,26 +260,77 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   }
 
   /**
-   * Continues an offset walk whose page at `offset` is `page`. Ends on an empty page, or at
-   * `itemsTotal` after a short page; after a full page at `itemsTotal` one more request confirms
-   * the end (a store whose `itemsTotal` is too low would otherwise lose its tail).
+   * Continues an offset walk whose page at `offset` is `page`. Ends on an empty page; at a known
+   * `itemsTotal` after a short page (after a full page at `itemsTotal` one more request confirms
+   * the end: a store whose `itemsTotal` is too low would otherwise lose its tail); or, after a
+   * short page, on a page that holds only items already received (a store that rounds the offset
+   * down to its own page size answers its last page again). A placeholder total never ends it.
    */
   private async *offsetContinue(page: ListPage<ItemOf<E>>, offset: number, signal: AbortSignal): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
     const concurrency = this.options.concurrency ?? 1;
     // The widest page seen, not the page size asked for: a store may ignore `limit`.
     let widest = 0;
+    let afterShort = false;
     for (;;) {
+      if (afterShort && this.allSeen(page)) {
+        yield this.repeatedEnd(page);
+        return this.finish(this.baseOffset + this.summary.items + this.summary.invalid);
+      }
       widest = Math.max(widest, received(page));
-      const position = offset + received(page);
+      const position = this.startOfPage(page, offset) + received(page);
       const total = page.paging.itemsTotal;
-      const done = received(page) === 0 || (position >= total && received(page) < widest);
-      yield this.accept(page, done ? undefined : { offset: position });
+      const atEnd = page.totalKnown && position >= total;
+      let accepted = this.accept(page, { offset: position });
+      const nothingNew = accepted.fresh.length + accepted.freshStubs.length + accepted.invalid.length === 0;
+      const done = received(page) === 0 || (atEnd && (received(page) < widest || nothingNew));
+      if (done) accepted = { ...accepted, position: undefined };
+      yield accepted;
       if (done) return this.finish(this.baseOffset + this.summary.items + this.summary.invalid);
+      this.checkRepeats(nothingNew);
+      afterShort = received(page) < widest;
       offset = position;
-      if (concurrency > 1 && position < total) {
+      if (concurrency > 1 && page.totalKnown && position < total) {
         offset = yield* this.parallelRanges(position, total, widest, concurrency, signal);
       }
       page = await this.fetchPage({ offset }, signal);
+    }
+  }
+
+  /** Whether every entry of a page (no invalid one among them) was received before. */
+  private allSeen(page: ListPage<ItemOf<E>>): boolean {
+    if (page.invalid.length > 0 || received(page) === 0) return false;
+    return page.items.every((x) => this.seen.has(x._id)) && page.stubs.every((x) => this.seen.has(x._id));
+  }
+
+  /** The last page answered again: it ends the walk, adds nothing and is no duplicate, but what was read in it counts. */
+  private repeatedEnd(page: ListPage<ItemOf<E>>): WalkPage<ItemOf<E>> {
+    const s = this.summary;
+    s.pages++;
+    s.maxPageBytes = Math.max(s.maxPageBytes, page.bytes);
+    s.maxPageMs = Math.max(s.maxPageMs, page.durationMs);
+    addNormalisations(s.normalisations, page.normalisations);
+    return { ...page, items: [], stubs: [], invalid: [], fresh: [], freshStubs: [], position: undefined, anomalies: [] };
+  }
+
+  /**
+   * Where an offset page really starts: where it was asked for, unless the store says it answered
+   * from further on (a store that rounds offsets up to its own page size): then from there, noted.
+   */
+  private startOfPage(page: ListPage<ItemOf<E>>, requested: number): number {
+    const answered = page.paging.offset;
+    if (answered === undefined || answered <= requested || received(page) === 0) return requested;
+    this.note({ kind: 'offset-moved', requested, answered }, []);
+    return answered;
+  }
+
+  /** Stops a walk whose pages keep bringing only items already received (a store that ignores `offset`). */
+  private checkRepeats(nothingNew: boolean): void {
+    this.repeatedPages = nothingNew ? this.repeatedPages + 1 : 0;
+    if (this.repeatedPages >= MAX_REPEATED_PAGES) {
+      throw new StorePagingError(
+        { operation: `list ${this.entity}`, method: 'GET', url: '(offset walk)' },
+        `${this.repeatedPages} pages in a row brought only items already received (does the store ignore offset?); stopped after ${this.summary.pages} pages`,
+      );
     }
   }
 
@@ -262,8 +350,9 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
         // A store that ignores `limit` may send more than the range: the next range has those.
         const room = b - at;
         const invalid = page.invalid.filter((x) => x.index < room);
-        const items = page.items.slice(0, room - invalid.length);
-        const cut = { ...page, items, invalid };
+        const stubs = page.stubs.filter((x) => x.index < room);
+        const items = page.items.slice(0, Math.max(0, room - invalid.length - stubs.length));
+        const cut = { ...page, items, stubs, invalid };
         out.push({ page: cut, at });
         if (received(cut) === 0) break;
         at += received(cut);
@@ -289,5 +378,26 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       if (position < ranges[i][1]) return position;
     }
     return position;
+  }
+}
+
+/** A page's items and stubs in the store's order, each with its sort key. */
+function* inPageOrder<T extends { _id: string; last_updated?: number }>(page: ListPage<T>): Generator<{ key: T | ItemStub; item?: T; stub?: ItemStub }> {
+  if (page.stubs.length === 0) {
+    for (const item of page.items) yield { key: item, item };
+    return;
+  }
+  // Items fill the positions that are neither stubs nor invalid, in order.
+  const taken = new Set<number>([...page.stubs.map((x) => x.index), ...page.invalid.map((x) => x.index)]);
+  const stubAt = new Map(page.stubs.map((x) => [x.index, x]));
+  let next = 0;
+  const total = page.items.length + page.stubs.length + page.invalid.length;
+  for (let index = 0; index < total; index++) {
+    const stub = stubAt.get(index);
+    if (stub) yield { key: stub, stub };
+    else if (!taken.has(index) && next < page.items.length) {
+      const item = page.items[next++];
+      yield { key: item, item };
+    }
   }
 }

@@ -61,12 +61,15 @@ export abstract class StoreClientError extends StorebridgeError {
   }
 }
 
-/** 401: the store refused the key. */
+/**
+ * The store refused the key: HTTP 401, or HTTP 200 with a text body such as `401 Unauthorized`
+ * (how the deployed PHP example stores refuse a key).
+ */
 export class StoreAuthError extends StoreClientError {
   override readonly name = 'StoreAuthError';
   readonly code = 'STORE_AUTH';
-  constructor(context: StoreErrorContext) {
-    super('the store refused the SvcKey', context);
+  constructor(context: StoreErrorContext, detail = 'the store refused the key') {
+    super(detail, context);
   }
 }
 

@@ -1,23 +1,31 @@
 /**
  * The caller's options, parsed once into a `ClientConfig` (errors name the bad option).
  */
+import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import type { FetchLike } from '../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
+import { KEY_HEADERS } from '../contract/dialects';
+import type { WebhookOperation } from '../contract/webhook-routes';
+import { operationUrls } from './client-urls';
 
 export type { FetchLike } from '../http/exchange';
 export type { RetryOptions } from '../http/retry';
 
-/** The six webhook operations. */
-export type Operation = 'listProducts' | 'listOrders' | 'getProduct' | 'getOrder' | 'writeOrder' | 'writeProduct';
+/** The six webhook operations (the contract's `WebhookOperation`). */
+export type Operation = WebhookOperation;
 
 /**
- * Where each operation lives. By-ID URLs may hold `{id}` (replaced by the URL-encoded id);
- * without it the id is appended as a path segment.
+ * Where each operation lives, as a connection configures it. A deployed connection has one URL per
+ * entity (`{{URI_PRODUCTS}}`, `{{URI_ORDERS}}`), possibly with a query of its own
+ * (`…/c2s.php?entity=products`): give `listProducts` and `listOrders`, and that URL also serves
+ * the entity's writes and its by-ID reads (`?id=`). By-ID URLs may hold `{id}` (replaced by the
+ * URL-encoded id, e.g. `https://shop.example/items/{id}`); without it the id is sent as `?id=`.
  */
 export interface OperationUrls {
-  listProducts: string;
-  listOrders: string;
+  listProducts?: string;
+  listOrders?: string;
   getProduct?: string;
   getOrder?: string;
   writeOrder?: string;
@@ -66,12 +74,22 @@ export interface ClientHooks {
  */
 
 export interface StoreClientOptions {
-  /** The store's base URL: operations live at `/products`, `/products/{id}`, `/orders`, … */
+  /**
+   * The store's base URL: operations live where this kit's router puts them (`/products`,
+   * `/products/{id}`, `/orders`, …: the contract's `WEBHOOK_ROUTES`). Optional when `urls` names
+   * both list URLs.
+   */
   baseUrl?: string;
-  /** Per-operation URLs (as configured in a connection); overrides `baseUrl`. */
+  /** Per-operation URLs (as configured in a connection); each one given overrides `baseUrl`'s. */
   urls?: OperationUrls;
-  /** The connection's key, sent in the `SvcKey` header only. */
+  /** The connection's key, sent in every header of `keyHeaders` and nowhere else. */
   svcKey: string;
+  /**
+   * The headers the key is sent in. Default both of the contract's `KEY_HEADERS`: `SvcKey` (the
+   * spec's) and `C2SKey` (what the deployed service sends and deployed stores read), so stores of
+   * either kind accept it.
+   */
+  keyHeaders?: readonly string[];
   /** Per-attempt limit for the whole response, headers and body (default 60,000 ms, the spec's). */
   timeoutMs?: number;
   /** Limit for one call including every retry and backoff (default: none). */
@@ -91,8 +109,9 @@ export interface StoreClientOptions {
 }
 
 export interface ClientConfig {
-  readonly urls: Required<OperationUrls>;
+  readonly urls: Readonly<Record<Operation, string>>;
   readonly svcKey: string;
+  readonly keyHeaders: readonly string[];
   readonly timeoutMs: number;
   readonly totalBudgetMs: number | undefined;
   readonly maxResponseBytes: number;
@@ -106,78 +125,66 @@ export interface ClientConfig {
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 10_000_000;
 
-function positiveInt(name: string, v: unknown, fallback: number | undefined, min = 1): number | undefined {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
-  return v;
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A URL option: absolute http(s), no credentials; a by-ID URL may hold `{id}`. */
+const url = () => opt.httpUrl();
+
+const parseOptions = defineOptions('createStoreClient', {
+  baseUrl: url().optional(),
+  urls: z
+    .strictObject({ listProducts: url().optional(), listOrders: url().optional(), getProduct: url().optional(), getOrder: url().optional(), writeOrder: url().optional(), writeProduct: url().optional() })
+    .optional(),
+  svcKey: opt.text('a non-empty string of one line'),
+  keyHeaders: z
+    .array(z.string().regex(HEADER_NAME, 'must be header names'), { error: 'must be a non-empty array of header names' })
+    .min(1, 'must be a non-empty array of header names')
+    .refine((names) => new Set(names.map((h) => h.toLowerCase())).size === names.length, 'must not name a header twice')
+    .optional(),
+  timeoutMs: opt.int({ min: 1, unit: 'ms' }).default(DEFAULT_TIMEOUT_MS),
+  totalBudgetMs: opt.int({ min: 1, unit: 'ms' }).optional(),
+  maxResponseBytes: opt.int({ min: 1, unit: 'bytes' }).default(DEFAULT_MAX_RESPONSE_BYTES),
+  // Checked by `parseRetry`, which names the member at fault (`retry.limit`).
+  retry: z.union([z.number(), z.custom<RetryOptions>((v) => typeof v === 'object' && v !== null)], { error: 'must be a number (the retry limit) or an object' }).optional(),
+  fetch: opt.fn<FetchLike>().optional(),
+  hooks: z
+    .strictObject({
+      beforeRequest: z.array(opt.fn(), { error: 'must be an array of functions' }).optional(),
+      afterResponse: z.array(opt.fn(), { error: 'must be an array of functions' }).optional(),
+      beforeRetry: z.array(opt.fn(), { error: 'must be an array of functions' }).optional(),
+    })
+    .optional(),
+  pageSize: opt.int({ min: 1 }).optional(),
+});
+
+/** The key must not appear in any URL: URLs end up in logs and errors, the key only in its headers. */
+function checkKeyNotIn(name: string, value: string, svcKey: string): string {
+  if (value.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the key headers)');
+  return value;
 }
 
-function checkUrl(name: string, v: unknown, svcKey: string): string {
-  if (typeof v !== 'string' || v === '') throw new InvalidOptionError(name, 'must be an http(s) URL');
-  let u: URL;
-  try {
-    u = new URL(v.replace('{id}', 'x'));
-  } catch {
-    throw new InvalidOptionError(name, 'must be an http(s) URL');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidOptionError(name, 'must be an http(s) URL');
-  // Credentials in a URL end up in logs and errors: the key belongs in the SvcKey header only.
-  if (u.username || u.password) throw new InvalidOptionError(name, 'must not carry credentials');
-  if (svcKey && v.includes(svcKey)) throw new InvalidOptionError(name, 'must not contain the key (it is sent in the SvcKey header)');
-  return v;
-}
-
+/** Parses the caller's options once (`lib/options.ts`: a bad value or an unknown option throws `InvalidOptionError` naming it). */
 export function parseClientOptions(options: StoreClientOptions): ClientConfig {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object');
-  const { svcKey } = options;
-  if (typeof svcKey !== 'string' || svcKey === '') throw new InvalidOptionError('svcKey', 'must be a non-empty string');
-  if (/[\r\n]/.test(svcKey)) throw new InvalidOptionError('svcKey', 'must not contain line breaks');
-  let urls: Required<OperationUrls>;
-  if (options.urls) {
-    const u = options.urls;
-    const listProducts = checkUrl('urls.listProducts', u.listProducts, svcKey);
-    const listOrders = checkUrl('urls.listOrders', u.listOrders, svcKey);
-    const byId = (base: string) => `${base.replace(/\?.*$/, '').replace(/\/+$/, '')}/{id}`;
-    urls = {
-      listProducts,
-      listOrders,
-      getProduct: checkUrl('urls.getProduct', u.getProduct ?? byId(listProducts), svcKey),
-      getOrder: checkUrl('urls.getOrder', u.getOrder ?? byId(listOrders), svcKey),
-      writeOrder: checkUrl('urls.writeOrder', u.writeOrder ?? listOrders, svcKey),
-      writeProduct: checkUrl('urls.writeProduct', u.writeProduct ?? listProducts, svcKey),
-    };
-  } else {
-    const base = checkUrl('baseUrl', options.baseUrl, svcKey).replace(/\/+$/, '');
-    urls = {
-      listProducts: `${base}/products`,
-      listOrders: `${base}/orders`,
-      getProduct: `${base}/products/{id}`,
-      getOrder: `${base}/orders/{id}`,
-      writeOrder: `${base}/orders`,
-      writeProduct: `${base}/products`,
-    };
-  }
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new InvalidOptionError('fetch', 'must be a function');
-  const hooks = options.hooks ?? {};
-  for (const k of ['beforeRequest', 'afterResponse', 'beforeRetry'] as const) {
-    const h = hooks[k];
-    if (h !== undefined && (!Array.isArray(h) || h.some((f) => typeof f !== 'function'))) {
-      throw new InvalidOptionError(`hooks.${k}`, 'must be an array of functions');
-    }
-  }
+  const o = parseOptions(options);
+  const { svcKey } = o;
+  const baseUrl = o.baseUrl === undefined ? undefined : checkKeyNotIn('baseUrl', o.baseUrl, svcKey);
+  const urls = operationUrls(baseUrl, o.urls ?? {}, (name, u) => checkKeyNotIn(name, u, svcKey));
+  const hooks = o.hooks ?? {};
   return {
     urls,
     svcKey,
-    timeoutMs: positiveInt('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS)!,
-    totalBudgetMs: positiveInt('totalBudgetMs', options.totalBudgetMs, undefined),
-    maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES)!,
-    retry: parseRetry(options.retry),
-    fetch: options.fetch,
+    keyHeaders: o.keyHeaders ?? KEY_HEADERS,
+    timeoutMs: o.timeoutMs,
+    totalBudgetMs: o.totalBudgetMs,
+    maxResponseBytes: o.maxResponseBytes,
+    retry: parseRetry(o.retry),
+    fetch: o.fetch,
     hooks: {
-      beforeRequest: hooks.beforeRequest ?? [],
-      afterResponse: hooks.afterResponse ?? [],
-      beforeRetry: hooks.beforeRetry ?? [],
+      beforeRequest: (hooks.beforeRequest ?? []) as ClientConfig['hooks']['beforeRequest'],
+      afterResponse: (hooks.afterResponse ?? []) as ClientConfig['hooks']['afterResponse'],
+      beforeRetry: (hooks.beforeRetry ?? []) as ClientConfig['hooks']['beforeRetry'],
     },
-    pageSize: positiveInt('pageSize', options.pageSize, undefined),
+    pageSize: o.pageSize,
   };
 }

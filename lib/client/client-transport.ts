@@ -1,6 +1,7 @@
 /**
  * One HTTP exchange with a store, and the retry loop around it. Everything the caller sends goes
- * through `send`: the key is added as the `SvcKey` header here and nowhere else.
+ * through `send`: the key is added in the key headers (`SvcKey` and `C2SKey` by default) here and
+ * nowhere else.
  */
 import { readCappedBody } from '../http/capped-body';
 import { exchangeOf } from '../http/exchange';
@@ -26,8 +27,10 @@ export interface HttpRequest {
   readonly method: 'GET' | 'POST';
   readonly url: string;
   readonly body?: string;
-  /** `undefined`: the configured key; `null`: no `SvcKey` header (the checker's auth probes). */
+  /** `undefined`: the configured key; `null`: no key header at all (the checker's auth probes). */
   readonly svcKey?: string | null;
+  /** The headers the key goes in, instead of the configured ones (the checker's header probes). */
+  readonly keyHeaders?: readonly string[];
   readonly signal?: AbortSignal;
   /** Statuses handed back instead of thrown (writes take 400 for the failure structure). */
   readonly accept?: (status: number) => boolean;
@@ -106,7 +109,7 @@ async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo
   const started = Date.now();
   safeHook(config.hooks.beforeRequest, info);
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (key) headers.SvcKey = key;
+  if (key) for (const name of req.keyHeaders ?? config.keyHeaders) headers[name] = key;
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   try {
     if (req.signal?.aborted) throw req.signal.reason;

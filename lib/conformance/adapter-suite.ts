@@ -25,11 +25,13 @@
  */
 import assert from 'node:assert/strict';
 import type { StoreAdapter, SortKey, UpsertResult, WriteOptions } from '../adapter';
-import { compareKeys, isRawJson, keyOf } from '../adapter';
-import { guardAdapter, type GuardedEntityStore } from '../adapter-guard';
-import { ITEM_SCHEMAS, type Entity, type ItemOf, type Order, type Product } from '../contract/webhook';
+import { isRawJson } from '../adapter';
+import { guardAdapter } from '../adapter-guard';
+import { ITEM_SCHEMAS, type Entity, type Product, type Order } from '../contract/webhook';
 import type { SortOrder } from '../contract/messages';
 import { InvalidOptionError } from '../errors';
+import { idCases } from './id-cases';
+import { keep, live, loadFastCheck, makeItem, order, product, seed, sorted, touch, walk, type Case, type Config } from './suite-helpers';
 
 /** A test-registering function: jest's / vitest's `test`, or node:test's `test`. Called as `test(name, fn)`. */
 export type TestFunction = (name: string, fn: () => Promise<void>) => unknown;
@@ -57,14 +59,6 @@ export interface AdapterConformanceOptions<A extends StoreAdapter = StoreAdapter
   readonly skip?: readonly string[];
 }
 
-interface Config<A extends StoreAdapter> {
-  readonly factory: () => A | Promise<A>;
-  readonly teardown: (adapter: A) => void | Promise<void>;
-  readonly propertyRuns: number;
-  readonly largeDocumentChars: number;
-  readonly concurrency: number;
-}
-
 function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions<A>): Config<A> {
   if (typeof options?.test !== 'function') throw new InvalidOptionError('test', 'pass your test runner\'s test function');
   if (typeof options.factory !== 'function') throw new InvalidOptionError('factory', 'must be a function returning a fresh adapter');
@@ -82,53 +76,6 @@ function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions
     concurrency: positive('concurrency', options.concurrency, 16),
   };
 }
-
-const live = () => new AbortController().signal;
-const keep = (): WriteOptions => ({ lastUpdated: 'keep', now: 0, signal: live() });
-const touch = (now: number): WriteOptions => ({ lastUpdated: 'touch', now, signal: live() });
-
-function product(_id: string, last_updated: number, extra: Partial<Product> = {}): Product {
-  return { _id, last_updated, sku: `SKU-${_id}`, title: `Product ${_id}`, ...extra };
-}
-function order(_id: string, last_updated: number, extra: Partial<Order> = {}): Order {
-  return { _id, last_updated, status: 'paid', ...extra };
-}
-function makeItem<E extends Entity>(entity: E, _id: string, last_updated: number): ItemOf<E> {
-  return (entity === 'products' ? product(_id, last_updated) : order(_id, last_updated)) as ItemOf<E>;
-}
-
-async function seed<E extends Entity>(adapter: StoreAdapter, entity: E, items: readonly ItemOf<E>[]): Promise<void> {
-  const store = guardAdapter(adapter).entity(entity);
-  for (const item of items) await store.upsert(item, keep());
-}
-
-function sorted<T extends { _id: string; last_updated?: number }>(items: readonly T[], sortorder: SortOrder): string[] {
-  const sign = sortorder === 'asc' ? 1 : -1;
-  return [...items].sort((a, b) => sign * compareKeys(keyOf(a), keyOf(b))).map((x) => x._id);
-}
-
-/**
- * Reads a whole entity page by page through the guard (which checks order and shapes), and checks
- * that only the last page is short.
- */
-async function walk(store: GuardedEntityStore<Entity>, sortorder: SortOrder, mode: 'offset' | 'keyset', limit: number, total: number): Promise<string[]> {
-  const ids: string[] = [];
-  let after: SortKey | undefined;
-  for (let round = 0; round <= total + 1; round++) {
-    const page = await store.list({ sortorder, limit, signal: live(), ...(mode === 'offset' ? { offset: ids.length } : { after }) });
-    if (page.length === 0) return ids;
-    assert.ok(ids.length + page.length <= total, `${mode} ${sortorder}: more items listed than stored (${ids.length + page.length} > ${total})`);
-    ids.push(...page.map((x) => x._id));
-    if (page.length < limit) {
-      assert.equal(ids.length, total, `${mode} ${sortorder}: a short page (${page.length} < ${limit}) before the end`);
-      return ids;
-    }
-    after = { _id: page[page.length - 1]._id, last_updated: page[page.length - 1].last_updated };
-  }
-  assert.fail(`${mode} ${sortorder}: paging did not end`);
-}
-
-type Case<A extends StoreAdapter> = readonly [name: string, run: (adapter: A, config: Config<A>) => Promise<void>];
 
 function cases<A extends StoreAdapter>(): Case<A>[] {
   const both = ['products', 'orders'] as const;
@@ -285,14 +232,7 @@ function cases<A extends StoreAdapter>(): Case<A>[] {
     [
       'every item exactly once over random catalogs with many ties (property)',
       async (_unused, config) => {
-        type FastCheck = typeof import('fast-check');
-        let fc: FastCheck;
-        try {
-          // eslint-disable-next-line @typescript-eslint/no-require-imports
-          fc = require('fast-check') as FastCheck;
-        } catch {
-          throw new Error('this test needs the "fast-check" package: npm install --save-dev fast-check');
-        }
+        const fc = loadFastCheck();
         const catalog = fc.uniqueArray(
           fc.record({ _id: fc.stringMatching(/^[a-d0-9_-]{1,4}$/), last_updated: fc.integer({ min: 0, max: 4 }) }),
           { selector: (x) => x._id, maxLength: 40 },
@@ -493,7 +433,7 @@ function cases<A extends StoreAdapter>(): Case<A>[] {
       'unicode ids are stored, found and ordered by _id',
       async (a) => {
         const g = guardAdapter(a);
-        // Ordering is JavaScript's (UTF-16 code units); these ids order the same by code point.
+        // These ids order the same in UTF-16 and code-point order; the id-order cases cover where they part.
         const ids = ['café', 'cafe', 'naïve-ü', '日本語-商品', '🙂-emoji', 'Ωmega', 'a b', 'ASCII', 'ß', 'x'.repeat(200) + 'é'];
         await seed(a, 'orders', ids.map((id) => order(id, 5)));
         for (const id of ids) assert.equal((await g.orders.get(id, { signal: live() }))?._id, id, `get ${id}`);
@@ -519,6 +459,7 @@ function cases<A extends StoreAdapter>(): Case<A>[] {
         assert.equal((await g.productBySku('MUG-1B', { signal: live() }))?._id, 'p1');
       },
     ],
+    ...idCases<A>(),
   ];
 }
 

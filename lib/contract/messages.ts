@@ -124,7 +124,14 @@ export const PulledProductSchema = z.object({ product: ReverseProductSchema });
 export const PulledOrderSchema = z.object({ order: ReverseOrderSchema });
 export const PushProductsPageSchema = z.object({ products: z.array(ReverseProductSchema) });
 export const PushOrdersPageSchema = z.object({ orders: z.array(ReverseOrderSchema) });
-export const PushReceivedSchema = z.object({ received: z.number().int().nonnegative() });
+/**
+ * Reply of a push page: the distinct items new to this push, and the items the service could not
+ * read (the rest of the page is stored; deployed daemons send one bad item among good ones).
+ */
+export const PushReceivedSchema = z.object({
+  received: z.number().int().nonnegative(),
+  refused: z.array(z.object({ index: z.number().int().nonnegative(), id: z.string(), error: z.string() })).optional(),
+});
 export const OkSchema = z.object({ ok: z.literal(true) });
 /**
  * Reply of the reverse connection's acknowledgements (`succeded`/`failed`) and entity finish calls:

@@ -80,10 +80,10 @@ function perEntity(entity: Entity): ReverseRoute[] {
   return [
     { ...e, name: 'hasmore', method: 'GET', path: `/pull/${entity}/hasmore`, reply: HasMoreSchema, origin: 'spec', summary: `Whether a ${d.noun} is ready to download` },
     { ...e, name: 'next', method: 'GET', path: `/pull/${entity}/next`, reply: d.pulledSchema, origin: 'spec', summary: `Download the next ${d.noun} (under a lease)`, store: true },
-    { ...e, name: 'succeded', method: 'POST', path: `/pull/${entity}/:id/succeded`, request: d.pulledSchema, reply: AcknowledgedSchema, origin: 'spec', summary: `Report the ${d.noun} stored (the body is the ${d.noun} as stored)`, store: true },
+    { ...e, name: 'succeded', method: 'POST', path: `/pull/${entity}/:id/succeded`, request: d.pulledSchema, reply: AcknowledgedSchema, origin: 'spec', summary: `Report the ${d.noun} stored (the body is the ${d.noun} as stored; another id in it is the store's new id)` },
     { ...e, name: 'failed', method: 'POST', path: `/pull/${entity}/:id/failed`, request: StorageFailureReportSchema, reply: AcknowledgedSchema, origin: 'spec', summary: `Report the ${d.noun} not stored` },
     { ...e, name: 'readyfornext', method: 'GET', path: `/pull/${entity}/readyfornext`, reply: ReadyForNextSchema, origin: 'spec', summary: 'Whether the service has processed the acknowledgement' },
-    { ...e, name: 'pullEntityFinish', method: 'POST', path: `/pull/${entity}/finish`, request: null, reply: AcknowledgedSchema, origin: 'deployed', summary: `End the ${d.noun} downloads` },
+    { ...e, name: 'pullEntityFinish', method: 'POST', path: `/pull/${entity}/finish`, request: null, reply: AcknowledgedSchema, origin: 'deployed', summary: `End the ${d.noun} downloads (a pull of products and orders moves on to the orders)`, store: true },
     { ...e, name: 'pushPage', method: 'POST', path: `/push/${entity}`, request: d.pushPageSchema, reply: PushReceivedSchema, origin: 'deployed', summary: `Push a page of ${entity}`, store: true },
     { ...e, name: 'pingsamplePage', method: 'POST', path: `/pingsample/${entity}`, request: d.pushPageSchema, reply: PushReceivedSchema, origin: 'deployed', summary: `Push a sample page of ${entity} (never stored)` },
     { ...e, name: 'pushEntityFinish', method: 'POST', path: `/push/${entity}/finish`, request: null, reply: AcknowledgedSchema, origin: 'spec', summary: `End the ${d.noun} push` },

@@ -1,8 +1,9 @@
 /**
- * The OpenAPI paths of the reverse connection: every `{P}/…` call the service answers
- * (`lib/reverse/service/reverse-service.ts`, docs/reverse-connection.md). `{P}` is
- * `/api/adapters/custom/reverse/connection/{connection_key}`; the key in the path is the only
- * credential. Per-entity calls are written out per entity, so each has its exact body.
+ * The OpenAPI paths of the reverse connection: every `{P}/…` call the service answers, from the
+ * contract's `REVERSE_ROUTES` (the table the service routes with; docs/reverse-connection.md). `{P}`
+ * is `/api/adapters/custom/reverse/connection/{connection_key}`; the key in the path is the only
+ * credential. Per-entity calls are written out per entity, so each has its exact body. Every status
+ * the service answers is listed (a live test provokes each one).
  */
 import { ErrorBodySchema, IdSchema, InitializeBodySchema, REVERSE_BASE_PATH, REVERSE_ROUTES, type ReverseRoute } from '../contract';
 import type { GeneratedSchemas, JsonSchema } from './openapi-schemas';
@@ -33,12 +34,22 @@ export function reversePaths(s: GeneratedSchemas): Record<string, Record<string,
     const method = call.method.toLowerCase();
     const responses: Record<string, unknown> = { '200': { description: 'Done.', content: { 'application/json': { schema: s.reply(call.reply) } } } };
     if (method === 'post') {
-      responses['400'] = { description: 'The body is not JSON or has the wrong shape (the message names the field), holds a forbidden key, or the id in the path is invalid.', content: error };
+      responses['400'] = {
+        description: 'The body is not JSON, not UTF-8 or Latin-1, nested more than 64 levels, or has the wrong shape (the message names the field); or the id in the path holds a control character.',
+        content: error,
+      };
     }
     responses['404'] = { description: 'Unknown connection key (the same answer as an unknown path).', content: error };
+    responses['405'] = { description: 'The path is known, the method is not (the message names the right one).', content: error };
     if (call.stateful) responses['409'] = { description: 'The call is out of order for the connection\'s state; nothing changed. The message says what is expected.', content: error };
-    if (method === 'post') responses['413'] = { description: 'The body is larger than the service\'s `maxBodyBytes` (default 10,000,000 bytes).', content: error };
-    if (call.store) responses['500'] = { description: 'The service\'s store failed; try the call again.', content: error };
+    if (method === 'post') {
+      responses['413'] = { description: 'The body is larger than the service\'s `maxBodyBytes` (default 10,000,000 bytes).', content: error };
+      responses['415'] = { description: 'The body is not declared as JSON (`Content-Type: application/json`), declares another charset than UTF-8, or is compressed.', content: error };
+    }
+    responses['500'] = {
+      description: call.store ? "The service's store or its state store failed; nothing changed. Try the call again." : "The service's state store failed; nothing changed. Try the call again.",
+      content: error,
+    };
     const operation: Record<string, unknown> = {
       operationId: operationId(call),
       tags: ['reverse-connection'],

@@ -7,6 +7,7 @@
  */
 import type { JobsOptions, Queue } from 'bullmq';
 import { InvalidOptionError } from '../errors';
+import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
 import type { SyncMode } from './sync-run';
 import { syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
 import { redisClient } from './redis-connect';
@@ -19,6 +20,30 @@ export interface SyncJobData {
 }
 
 export const SYNC_JOB_NAME = 'sync';
+
+/** The BullMQ backoff type of sync jobs: the worker computes each wait from its retry policy. */
+export const SYNC_JOB_BACKOFF = 'storebridge-retry';
+
+/**
+ * The retry policy of sync jobs unless told otherwise (`lib/http/retry.ts`, ky's shape): 2 retries
+ * (3 attempts), waiting about 5 s, then 10 s (doubling, at most 5 minutes, full jitter). Which
+ * failures are retried follows the same policy as the caller's requests: a store that refused the
+ * key (401) or answered 400/404 is not retried; 5xx, 429, timeouts, network and sink failures are.
+ */
+export const SYNC_JOB_RETRY: RetryOptions = { limit: 2, delay: (n) => 5_000 * 2 ** (n - 1), backoffLimit: 300_000 };
+
+/**
+ * The sync jobs' retry policy from `retry` (and the older `attempts` / `backoffMs`, which set its
+ * limit and its first delay). The queue takes its limit (BullMQ attempts = limit + 1); the worker
+ * takes the rest (the waits, what is retried).
+ */
+export function syncJobRetry(options: { retry?: number | RetryOptions; attempts?: number; backoffMs?: number }): RetryPolicy {
+  const legacy: RetryOptions = {
+    ...(options.attempts !== undefined ? { limit: positiveInt('attempts', options.attempts, 1) - 1 } : {}),
+    ...(options.backoffMs !== undefined ? { delay: (n: number) => positiveInt('backoffMs', options.backoffMs, 1) * 2 ** (n - 1) } : {}),
+  };
+  return parseRetry(options.retry, 'retry', { ...SYNC_JOB_RETRY, ...legacy });
+}
 export const schedulerIdOf = (connectionId: string): string => `sync:${connectionId}`;
 
 /**
@@ -58,11 +83,14 @@ export interface SyncQueueOptions extends SyncNamespaceOptions {
   /** Redis: a URL, ioredis options, or an ioredis client (kept open by `close()`). */
   connection: RedisConnection;
   /**
-   * Attempts per run (BullMQ `attempts`): a run that stops early (store down, sink failing) is
-   * retried with exponential backoff, resuming from its checkpoint. Default 3.
+   * The retry policy of a run that stops early (store down, sink failing): each retry resumes from
+   * the checkpoint. Its `limit` sets the job's attempts here; give the workers the same `retry`
+   * (they compute the waits and decide what is retried). Default `SYNC_JOB_RETRY`.
    */
+  retry?: number | RetryOptions;
+  /** Attempts per run: `retry.limit + 1` (kept for compatibility; `retry` wins). Default 3. */
   attempts?: number;
-  /** First retry delay (ms), doubled each retry. Default 5,000. */
+  /** First retry delay (ms), doubled each retry, carried by each job to the worker (kept for compatibility). Default 5,000. */
   backoffMs?: number;
   /** Finished jobs kept for inspection (completed and failed, each). Default 1,000. */
   keepJobs?: number;
@@ -127,15 +155,16 @@ function positiveInt(name: string, v: unknown, fallback: number, min = 1): numbe
 export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, prefix?, queueName?, …}');
   const { prefix, queueName } = syncNamespace(options);
-  const attempts = positiveInt('attempts', options.attempts, 3);
-  const backoffMs = positiveInt('backoffMs', options.backoffMs, 5_000);
+  const policy = syncJobRetry(options);
+  const backoffMs = options.backoffMs === undefined ? undefined : positiveInt('backoffMs', options.backoffMs, 1);
   const keepJobs = positiveInt('keepJobs', options.keepJobs, 1_000, 0);
   const { redis, owned } = redisClient(options.connection);
   const { Queue } = loadBullmq();
   const queue: Queue<SyncJobData> = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
   const jobOptions: JobsOptions = {
-    attempts,
-    backoff: { type: 'exponential', delay: backoffMs },
+    attempts: policy.limit + 1,
+    // The worker's policy computes each wait; a legacy `backoffMs` travels with the job.
+    backoff: { type: SYNC_JOB_BACKOFF, ...(backoffMs !== undefined ? { delay: backoffMs } : {}) },
     removeOnComplete: { count: keepJobs },
     removeOnFail: { count: keepJobs },
   };

@@ -15,12 +15,14 @@ import type { Entity } from '../contract/webhook';
 import type { StoreAdapter } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';
+import { retryDecision, backoffDelay, type AttemptFailure, type RetryOptions, type RetryPolicy } from '../http/retry';
 import { createStoreClient, type StoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import type { CheckpointStore } from './checkpoint-store';
-import { runSync, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
+import { runSync, type RunError, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
+import { SyncRunFailedError } from './sync-errors';
 import { notifyObservers, runObservation, type SyncObserver, type SyncOutcome } from './sync-observer';
-import { checkConnectionId, type SyncJobData } from './bullmq-sync-queue';
+import { checkConnectionId, SYNC_JOB_BACKOFF, syncJobRetry, type SyncJobData } from './bullmq-sync-queue';
 import { loadBullmq } from './bullmq-load';
 import { redisClient } from './redis-connect';
 import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
@@ -73,6 +75,13 @@ export interface SyncWorkerOptions extends SyncNamespaceOptions {
   onError?(error: Error): void;
   /** Start taking jobs at once. Default true (else call `worker.worker.run()`). */
   autorun?: boolean;
+  /**
+   * The retry policy of runs that stop early (give the queue the same): the wait before each retry
+   * (`delay`, `backoffLimit`, `jitter`) and which failures are retried (`statusCodes`,
+   * `retryOnTimeout`; network and sink failures are). A run the policy does not retry (the store
+   * refused the key, say) fails its job at once. Default `SYNC_JOB_RETRY`.
+   */
+  retry?: number | RetryOptions;
 }
 
 /** What a sync job returns (kept by BullMQ with the completed job). */
@@ -111,15 +120,6 @@ export interface SyncWorker {
   close(options?: { abort?: boolean }): Promise<void>;
 }
 
-/** A run ended early; thrown so BullMQ retries the job (with backoff), which resumes the checkpoint. */
-export class SyncRunFailedError extends Error {
-  override readonly name = 'SyncRunFailedError';
-  readonly code = 'SYNC_RUN_FAILED';
-  constructor(readonly report: SyncReport) {
-    super(`sync of connection "${report.connection}" (job ${report.jobid}) stopped: ${report.error?.code ?? report.error?.name ?? 'error'}: ${report.error?.message ?? ''}`);
-  }
-}
-
 function positiveInt(name: string, v: unknown, fallback: number, min = 1): number {
   if (v === undefined) return fallback;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
@@ -143,6 +143,62 @@ function positiveInt(name: string, v: unknown, fallback: number, min = 1): numbe
  * ```
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
+  const w = workerParts(options);
+  const { Worker } = loadBullmq();
+  const worker = new Worker<SyncJobData, SyncJobResult>(w.queueName, (job, token) => processJob(w, job, token), {
+    connection: w.redis,
+    prefix: w.prefix,
+    name: w.name,
+    concurrency: w.concurrency,
+    lockDuration: w.lockTtlMs,
+    stalledInterval: w.stalledIntervalMs,
+    maxStalledCount: w.maxStalledCount,
+    autorun: options.autorun ?? true,
+    // The wait before a retry: the retry policy's (a legacy `backoffMs` a job carries is its first delay).
+    settings: { backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: { opts?: { backoff?: unknown } }) => retryWait(w.retry, attemptsMade, job) },
+  });
+  worker.on('error', (err) => {
+    try {
+      options.onError?.(err);
+    } catch {
+      // an error callback must not crash the worker
+    }
+  });
+
+  return {
+    worker: worker as unknown as SyncWorkerHandle,
+    name: w.name,
+    health: w.health,
+    running: () => [...w.active.values()].map((a) => a.connection),
+    async close(o = {}) {
+      if (o.abort) for (const a of w.active.values()) a.controller.abort(new Error('the worker is shutting down'));
+      await worker.close();
+      if (w.owned) await w.redis.quit().catch(() => undefined);
+    },
+  };
+}
+
+/** What a worker's jobs share, from its checked options. */
+interface WorkerParts {
+  readonly options: SyncWorkerOptions;
+  readonly name: string;
+  readonly prefix: string;
+  readonly queueName: string;
+  readonly concurrency: number;
+  readonly lockTtlMs: number;
+  readonly stalledIntervalMs: number;
+  readonly maxStalledCount: number;
+  readonly redis: ReturnType<typeof redisClient>['redis'];
+  readonly owned: boolean;
+  readonly lock: RedisRunLock;
+  readonly redisCheckpoints: RedisCheckpointStore;
+  readonly health: RedisSyncHealth;
+  readonly observers: readonly SyncObserver[];
+  readonly active: Map<string, { connection: string; controller: AbortController }>;
+  readonly retry: RetryPolicy;
+}
+
+function workerParts(options: SyncWorkerOptions): WorkerParts {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, resolveConnection, …}');
   if (typeof options.resolveConnection !== 'function') throw new InvalidOptionError('resolveConnection', 'must be a function (connection id → {client, sink})');
   const { prefix, queueName } = syncNamespace(options);
@@ -155,122 +211,129 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   }
   const name = options.name ?? `${hostname()}:${process.pid}`;
   if (typeof name !== 'string' || name === '' || name.includes('|')) throw new InvalidOptionError('name', 'must be a non-empty string without "|"');
-
+  const retry = syncJobRetry({ retry: options.retry });
   const { redis, owned } = redisClient(options.connection);
   const ns = { prefix, queueName };
-  const lock = new RedisRunLock(redis, lockTtlMs, ns);
-  const redisCheckpoints = new RedisCheckpointStore(redis, ns);
   const health = new RedisSyncHealth(redis, ns);
-  const observers: SyncObserver[] = [...(options.observers ?? []), ...(options.recordHealth === false ? [] : [health])];
-  const active = new Map<string, { connection: string; controller: AbortController }>();
-  const { Worker, DelayedError, UnrecoverableError } = loadBullmq();
-
-  async function processJob(job: Job<SyncJobData, SyncJobResult>, token?: string): Promise<SyncJobResult> {
-    const connectionId = job.data?.connectionId;
-    try {
-      checkConnectionId(connectionId, 'job.data.connectionId');
-    } catch {
-      throw new UnrecoverableError('the job has no valid connectionId');
-    }
-    const jobId = job.id ?? '';
-    const lockToken = `${name}|${randomUUID()}|${jobId}`;
-    const got = await lock.acquire(connectionId, lockToken);
-    if (!got.acquired) {
-      const holderJob = got.holder?.split('|').slice(2).join('|');
-      if (got.holder === null || holderJob === jobId) {
-        // This very job, left running by a worker that died (or the lock expired as we asked):
-        // come back once that lock has expired, then resume from the checkpoint.
-        await job.moveToDelayed(Date.now() + got.ttlMs + 25, token);
-        throw new DelayedError();
-      }
-      await notifyObservers(observers, { type: 'skipped', connection: connectionId, at: Date.now(), reason: 'busy', worker: name, jobId });
-      return { outcome: 'skipped', connection: connectionId, worker: name };
-    }
-
-    const controller = new AbortController();
-    active.set(jobId, { connection: connectionId, controller });
-    const keepAlive = lock.keepAlive(connectionId, lockToken, () => controller.abort(new SyncLockLostError(connectionId)));
-    try {
-      const resolved = await options.resolveConnection(connectionId);
-      if (!resolved) throw new UnrecoverableError(`connection "${connectionId}" is not in this worker's registry`);
-      const client = resolved.client && 'walk' in resolved.client ? resolved.client : createStoreClient(resolved.client);
-      const checkpoints = options.checkpoints ?? redisCheckpoints.fencedBy(lock.key(connectionId), lockToken);
-      const before = { ...client.stats };
-      const startedAt = Date.now();
-      let report: SyncReport;
-      try {
-        report = await runSync({
-          connectionId,
-          client,
-          sink: resolved.sink,
-          checkpoints,
-          mode: job.data.mode ?? resolved.mode,
-          entities: resolved.entities,
-          strategy: resolved.strategy,
-          concurrency: resolved.concurrency,
-          signal: controller.signal,
-          onEvent: options.onEvent ? (e) => options.onEvent!(e, { connectionId, jobId }) : undefined,
-        });
-      } catch (err) {
-        if (err instanceof SyncLockLostError) throw new UnrecoverableError(err.message);
-        throw err;
-      }
-      const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
-      const lockLost = report.error?.name === 'SyncLockLostError' || controller.signal.reason instanceof SyncLockLostError;
-      // A run that lost its lock still counts in metrics, but must not overwrite the health record
-      // of the worker that now owns the connection.
-      await notifyObservers(
-        lockLost ? observers.filter((o) => o !== health) : observers,
-        runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: name, jobId }),
-      );
-      if (report.error) {
-        // Another worker owns the connection now: retrying this job would only be skipped.
-        if (lockLost) throw new UnrecoverableError(new SyncRunFailedError(report).message);
-        throw new SyncRunFailedError(report);
-      }
-      return {
-        outcome: report.ok ? 'ok' : 'store_issues',
-        connection: connectionId,
-        jobid: report.jobid,
-        resumed: report.resumed,
-        products: report.products.count,
-        orders: report.orders.count,
-        worker: name,
-      };
-    } finally {
-      active.delete(jobId);
-      await keepAlive.stop();
-      await lock.release(connectionId, lockToken).catch(() => undefined);
-    }
-  }
-
-  const worker = new Worker<SyncJobData, SyncJobResult>(queueName, processJob, {
-    connection: redis,
-    prefix,
-    name,
-    concurrency,
-    lockDuration: lockTtlMs,
-    stalledInterval: stalledIntervalMs,
-    maxStalledCount,
-    autorun: options.autorun ?? true,
-  });
-  worker.on('error', (err) => {
-    try {
-      options.onError?.(err);
-    } catch {
-      // an error callback must not crash the worker
-    }
-  });
-
   return {
-    worker: worker as unknown as SyncWorkerHandle,
+    options,
     name,
+    prefix,
+    queueName,
+    concurrency,
+    lockTtlMs,
+    stalledIntervalMs,
+    maxStalledCount,
+    redis,
+    owned,
+    lock: new RedisRunLock(redis, lockTtlMs, ns),
+    redisCheckpoints: new RedisCheckpointStore(redis, ns),
     health,
-    running: () => [...active.values()].map((a) => a.connection),
-    async close(o = {}) {
-      if (o.abort) for (const a of active.values()) a.controller.abort(new Error('the worker is shutting down'));
-      await worker.close();
-      if (owned) await redis.quit().catch(() => undefined);
-    },
+    observers: [...(options.observers ?? []), ...(options.recordHealth === false ? [] : [health])],
+    active: new Map(),
+    retry,
   };
+}
+
+/** The wait before retry `attemptsMade` of a job: the policy's, or from the first delay a job carries (`backoffMs`). */
+export function retryWait(policy: RetryPolicy, attemptsMade: number, job?: { opts?: { backoff?: unknown } }): number {
+  const backoff = job?.opts?.backoff as { type?: string; delay?: number } | undefined;
+  const carried = backoff?.type === SYNC_JOB_BACKOFF && typeof backoff.delay === 'number' ? backoff.delay : undefined;
+  return backoffDelay(carried === undefined ? policy : { ...policy, delay: (n) => carried * 2 ** (n - 1) }, Math.max(1, attemptsMade));
+}
+
+/** A run's error as the retry policy sees it. */
+export function failureOfRun(error: RunError): AttemptFailure {
+  if (error.status !== undefined && error.code !== 'STORE_RESPONSE_TOO_LARGE') return { kind: 'status', status: error.status };
+  if (error.code === 'STORE_TIMEOUT') return { kind: 'timeout' };
+  // Another attempt reads the same answer: a broken contract, a walk that cannot go on, a body too large.
+  if (error.code === 'STORE_CONTRACT' || error.code === 'STORE_PAGING' || error.code === 'STORE_RESPONSE_TOO_LARGE') return { kind: 'network', retryable: false };
+  // Network failures, sink failures (a database restarting), an aborted run (a worker shutting down).
+  return { kind: 'network', retryable: error.retryable ?? true };
+}
+
+/** Takes the connection's run lock for a job, or says why not (delayed until a dead worker's lock expires, or skipped). */
+async function claim(w: WorkerParts, job: Job<SyncJobData, SyncJobResult>, connectionId: string, token?: string): Promise<string | SyncJobResult> {
+  const { DelayedError } = loadBullmq();
+  const jobId = job.id ?? '';
+  const lockToken = `${w.name}|${randomUUID()}|${jobId}`;
+  const got = await w.lock.acquire(connectionId, lockToken);
+  if (got.acquired) return lockToken;
+  const holderJob = got.holder?.split('|').slice(2).join('|');
+  if (got.holder === null || holderJob === jobId) {
+    // This very job, left running by a worker that died (or the lock expired as we asked):
+    // come back once that lock has expired, then resume from the checkpoint.
+    await job.moveToDelayed(Date.now() + got.ttlMs + 25, token);
+    throw new DelayedError();
+  }
+  await notifyObservers(w.observers, { type: 'skipped', connection: connectionId, at: Date.now(), reason: 'busy', worker: w.name, jobId });
+  return { outcome: 'skipped', connection: connectionId, worker: w.name };
+}
+
+async function processJob(w: WorkerParts, job: Job<SyncJobData, SyncJobResult>, token?: string): Promise<SyncJobResult> {
+  const { UnrecoverableError } = loadBullmq();
+  const connectionId = job.data?.connectionId;
+  try {
+    checkConnectionId(connectionId, 'job.data.connectionId');
+  } catch {
+    throw new UnrecoverableError('the job has no valid connectionId');
+  }
+  const claimed = await claim(w, job, connectionId, token);
+  if (typeof claimed !== 'string') return claimed;
+  const jobId = job.id ?? '';
+  const controller = new AbortController();
+  w.active.set(jobId, { connection: connectionId, controller });
+  const keepAlive = w.lock.keepAlive(connectionId, claimed, () => controller.abort(new SyncLockLostError(connectionId)));
+  try {
+    return await runJob(w, job, connectionId, claimed, controller);
+  } finally {
+    w.active.delete(jobId);
+    await keepAlive.stop();
+    await w.lock.release(connectionId, claimed).catch(() => undefined);
+  }
+}
+
+/** Runs the sync of a claimed connection, reports it, and turns an early stop into a retry or a failure. */
+async function runJob(w: WorkerParts, job: Job<SyncJobData, SyncJobResult>, connectionId: string, lockToken: string, controller: AbortController): Promise<SyncJobResult> {
+  const { UnrecoverableError } = loadBullmq();
+  const jobId = job.id ?? '';
+  const { options } = w;
+  const resolved = await options.resolveConnection(connectionId);
+  if (!resolved) throw new UnrecoverableError(`connection "${connectionId}" is not in this worker's registry`);
+  const client = resolved.client && 'walk' in resolved.client ? resolved.client : createStoreClient(resolved.client);
+  const before = { ...client.stats };
+  const startedAt = Date.now();
+  let report: SyncReport;
+  try {
+    report = await runSync({
+      connectionId,
+      client,
+      sink: resolved.sink,
+      checkpoints: options.checkpoints ?? w.redisCheckpoints.fencedBy(w.lock.key(connectionId), lockToken),
+      mode: job.data.mode ?? resolved.mode,
+      entities: resolved.entities,
+      strategy: resolved.strategy,
+      concurrency: resolved.concurrency,
+      signal: controller.signal,
+      onEvent: options.onEvent ? (e) => options.onEvent!(e, { connectionId, jobId }) : undefined,
+    });
+  } catch (err) {
+    if (err instanceof SyncLockLostError) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+  const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
+  const lockLost = report.error?.name === 'SyncLockLostError' || controller.signal.reason instanceof SyncLockLostError;
+  // A run that lost its lock still counts in metrics, but must not overwrite the health record
+  // of the worker that now owns the connection.
+  await notifyObservers(
+    lockLost ? w.observers.filter((o) => o !== w.health) : w.observers,
+    runObservation(report, { startedAt, endedAt: Date.now(), requests: client.stats.requests - before.requests, retries: client.stats.retries - before.retries, attempt, worker: w.name, jobId }),
+  );
+  if (report.error) {
+    // Another worker owns the connection now: retrying this job would only be skipped. A failure the
+    // retry policy does not retry (the store refused the key, …) fails the job at once.
+    if (lockLost || !retryDecision(w.retry, 0, failureOfRun(report.error)).retry) throw new UnrecoverableError(new SyncRunFailedError(report).message);
+    throw new SyncRunFailedError(report);
+  }
+  return { outcome: report.ok ? 'ok' : 'store_issues', connection: connectionId, jobid: report.jobid, resumed: report.resumed, products: report.products.count, orders: report.orders.count, worker: w.name };
 }

@@ -9,18 +9,25 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Entity } from '../contract/webhook';
 import type { WalkPosition } from '../client/catalog-walk';
+import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';
 
 export interface EntityProgress {
-  /** Items received (duplicates excluded). */
+  /** Items received (duplicates excluded), stubs of an ids-only list included. */
   seen: number;
   /** Items the sink stored (new or changed). */
   written: number;
-  /** Items the sink already held as received. */
+  /** Items the sink already held as received (stubs whose `last_updated` the sink already had included). */
   unchanged: number;
   duplicates: number;
   invalid: number;
   anomalies: number;
+  /** Of `seen`, the stubs of an ids-only list (only id and `last_updated`). The engine always sets it. */
+  stubs?: number;
+  /** Stubs that were new or changed, so their item was fetched by ID. The engine always sets it. */
+  fetchedById?: number;
+  /** What the tolerant reader normalised, by kind (each one a warning, none a failure). The engine always sets it. */
+  normalisations?: NormalisationCounts;
 }
 
 /** The checkpoint of a run in progress. */
@@ -80,7 +87,18 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 }
 
-const ProgressSchema = z.object({ seen: z.number(), written: z.number(), unchanged: z.number(), duplicates: z.number(), invalid: z.number(), anomalies: z.number() });
+const ProgressSchema = z.object({
+  seen: z.number(),
+  written: z.number(),
+  unchanged: z.number(),
+  duplicates: z.number(),
+  invalid: z.number(),
+  anomalies: z.number(),
+  // Checkpoints written before ids-only lists and normalisation counts existed lack these.
+  stubs: z.number().default(0),
+  fetchedById: z.number().default(0),
+  normalisations: z.record(z.string(), z.number()).default({}),
+});
 const EntityNumbers = z.object({ products: z.number().optional(), orders: z.number().optional() });
 const PositionSchema = z.union([z.object({ offset: z.number().int().nonnegative() }), z.object({ next: z.string() })]);
 const StateSchema = z.object({

@@ -4,13 +4,14 @@
  *
  * Keys, for a namespace `NS` (`<prefix>:<queue>` of the BullMQ queue, `storebridge:sync` by
  * default): `NS@state:<connection>` (JSON `SyncState`), `NS@lock:<connection>` (the run lock's
- * token, with a TTL), `NS@health` (a hash: connection → JSON `LastRun`). The `@` keeps them apart
+ * token, with a TTL), `NS@health` (a hash: connection → JSON `LastRun`), `NS@runs:<connection>` (a
+ * list of JSON `RunRecord`, newest first, trimmed to the history size). The `@` keeps them apart
  * from BullMQ's own `NS:*` keys.
  */
 import type { Redis } from 'ioredis';
 import { InvalidOptionError } from '../errors';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
-import { lastRunOf, type LastRun, type SyncHealthSource } from './sync-health';
+import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
 import { asIoredis } from './redis-connect';
 
@@ -198,9 +199,15 @@ export class RedisRunLock {
   }
 }
 
+export interface SyncHealthOptions extends SyncNamespaceOptions {
+  /** Runs kept per connection in its history (`NS@runs:<connection>`). Default 50; 0 keeps none. */
+  historySize?: number;
+}
+
 /**
- * Each connection's last run in a Redis hash, shared by every worker: an observer (give it to the
- * workers) and a health source (give it to `syncHealthHandler`, in any process).
+ * Each connection's last run in a Redis hash, and its last runs in a capped list, shared by every
+ * worker: an observer (give it to the workers) and a health source (give it to
+ * `syncHealthHandler`, or a dashboard, in any process).
  *
  * @example
  * ```ts
@@ -209,19 +216,41 @@ export class RedisRunLock {
  * http.createServer(syncHealthHandler(health)).listen(8080);
  * ```
  */
-export class RedisSyncHealth implements SyncObserver, SyncHealthSource {
+export class RedisSyncHealth implements SyncObserver, SyncHistorySource {
   readonly key: string;
+  private readonly ns: string;
+  private readonly historySize: number;
   private readonly redis: Redis;
-  constructor(redis: RedisClientLike, options: SyncNamespaceOptions = {}) {
+  constructor(redis: RedisClientLike, options: SyncHealthOptions = {}) {
     this.redis = asIoredis(redis);
-    this.key = `${syncNamespace(options).ns}@health`;
+    this.ns = syncNamespace(options).ns;
+    this.key = `${this.ns}@health`;
+    this.historySize = checkHistorySize(options.historySize);
+  }
+
+  /** The Redis list holding a connection's run history. */
+  historyKey(connection: string): string {
+    return `${this.ns}@runs:${connection}`;
   }
 
   async observe(o: SyncObservation): Promise<void> {
     if (o.type !== 'run') return;
     // One run per connection at a time (the run lock), so read-then-write does not race itself.
     const previous = await this.lastRun(o.connection);
-    await this.redis.hset(this.key, o.connection, JSON.stringify(lastRunOf(o, previous)));
+    const run = lastRunOf(o, previous);
+    const tx = this.redis.multi().hset(this.key, o.connection, JSON.stringify(run));
+    if (this.historySize > 0) {
+      const list = this.historyKey(o.connection);
+      tx.lpush(list, JSON.stringify(runRecordOf(run))).ltrim(list, 0, this.historySize - 1);
+    }
+    const failed = (await tx.exec())?.find(([err]) => err);
+    if (failed) throw failed[0];
+  }
+
+  async history(connection: string, limit?: number): Promise<RunRecord[]> {
+    if (limit !== undefined && limit < 1) return [];
+    const texts = await this.redis.lrange(this.historyKey(connection), 0, limit === undefined ? -1 : limit - 1);
+    return texts.map((t) => JSON.parse(t) as RunRecord);
   }
 
   async lastRun(connection: string): Promise<LastRun | undefined> {
@@ -236,8 +265,8 @@ export class RedisSyncHealth implements SyncObserver, SyncHealthSource {
       .map((k) => JSON.parse(all[k]) as LastRun);
   }
 
-  /** Forgets a connection (when it is removed). */
+  /** Forgets a connection (when it is removed): its last run and its history. */
   async forget(connection: string): Promise<void> {
-    await this.redis.hdel(this.key, connection);
+    await this.redis.multi().hdel(this.key, connection).del(this.historyKey(connection)).exec();
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
 import type { StoreAdapter } from '../adapter';
-import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
+import { guardAdapter, type GuardedAdapter, type GuardedEntityStore } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';
 import { createStoreClient, type StoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
@@ -124,20 +124,6 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
     });
   }
 
-  async function push<E extends Entity>(entity: E, item: ItemOf<E>, o: { jobid?: number; signal?: AbortSignal } = {}): Promise<PushResult<ItemOf<E>>> {
-    try {
-      const jobid = o.jobid ?? ((await checkpoints.load(options.id))?.jobid ?? 0);
-      const r = await client.write(entity, item, { jobid, signal: o.signal });
-      if (!r.ok) return { status: 'rejected', error: r.error, reasons: r.reasons, warnings: r.warnings };
-      // The store's answer is the item as it now stands: keep the service's copy in step.
-      await sink.entity(entity).upsert(r.item as never, { lastUpdated: 'keep', now: Date.now(), signal: o.signal ?? new AbortController().signal });
-      return { status: 'accepted', item: r.item, warnings: r.warnings };
-    } catch (err) {
-      const e = err as Error & { code?: string; status?: number };
-      return { status: 'failed', error: { name: e.name ?? 'Error', code: e.code, message: e.message ?? String(err), status: e.status } };
-    }
-  }
-
   return {
     id: options.id,
     client,
@@ -154,7 +140,30 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
       await scheduler?.stop();
       await inFlight?.catch(() => undefined);
     },
-    pushOrder: (order, o) => push('orders', order, o),
-    pushProduct: (product, o) => push('products', product, o),
+    pushOrder: (order, o) => pushItem({ client, sink, checkpoints, id: options.id }, 'orders', order, o),
+    pushProduct: (product, o) => pushItem({ client, sink, checkpoints, id: options.id }, 'products', product, o),
   };
+}
+
+/**
+ * Sends one change to the store and, when it is accepted, keeps the service's copy in step with the
+ * item as the store now holds it. Never throws: the result says what happened.
+ */
+async function pushItem<E extends Entity>(
+  conn: { client: StoreClient; sink: GuardedAdapter; checkpoints: CheckpointStore; id: string },
+  entity: E,
+  item: ItemOf<E>,
+  o: { jobid?: number; signal?: AbortSignal } = {},
+): Promise<PushResult<ItemOf<E>>> {
+  try {
+    const jobid = o.jobid ?? ((await conn.checkpoints.load(conn.id))?.jobid ?? 0);
+    const r = await conn.client.write(entity, item, { jobid, signal: o.signal });
+    if (!r.ok) return { status: 'rejected', error: r.error, reasons: r.reasons, warnings: r.warnings };
+    const store: GuardedEntityStore<E> = conn.sink.entity(entity);
+    await store.upsert(r.item, { lastUpdated: 'keep', now: Date.now(), signal: o.signal ?? new AbortController().signal });
+    return { status: 'accepted', item: r.item, warnings: r.warnings };
+  } catch (err) {
+    const e = err as Error & { code?: string; status?: number };
+    return { status: 'failed', error: { name: e.name ?? 'Error', code: e.code, message: e.message ?? String(err), status: e.status } };
+  }
 }

@@ -14,6 +14,10 @@ export interface LastRunEntity {
   written: number;
   invalid: number;
   duplicates: number;
+  /** Items the walk repaired to the contract (e.g. numbers sent as strings), when the run counts them. */
+  normalised?: number;
+  /** Items fetched one by one by id, when the run counts them. */
+  fetchedById?: number;
 }
 
 /** The last run of one connection, as the health endpoint shows it. */
@@ -45,11 +49,51 @@ export interface SyncHealthSource {
   lastRun(connection: string): Promise<LastRun | undefined>;
 }
 
+/** One run in a connection's history (a `LastRun` without `lastOkAt`). */
+export type RunRecord = Omit<LastRun, 'lastOkAt'>;
+
+/** A health source that also keeps each connection's last runs (newest first), e.g. for a dashboard. */
+export interface SyncHistorySource extends SyncHealthSource {
+  /** Up to `limit` (default: all kept) most recent runs of a connection, newest first. */
+  history(connection: string, limit?: number): Promise<RunRecord[]>;
+}
+
+/** Runs kept per connection by default. */
+export const DEFAULT_HISTORY_SIZE = 50;
+
+/** Checks a `historySize` option (0 turns the history off). */
+export function checkHistorySize(value: unknown): number {
+  if (value === undefined) return DEFAULT_HISTORY_SIZE;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 10_000) throw new InvalidOptionError('historySize', 'must be an integer from 0 to 10000');
+  return value;
+}
+
+/** The history record of a last run. */
+export function runRecordOf(run: LastRun): RunRecord {
+  const { lastOkAt: _dropped, ...record } = run;
+  return record;
+}
+
+/** Whether `value` looks like a source with run history. */
+export function hasHistory(source: SyncHealthSource): source is SyncHistorySource {
+  return typeof (source as Partial<SyncHistorySource>).history === 'function';
+}
+
 /** Builds the `LastRun` record of a run observation (`lastOkAt` carried over from the previous one). */
 export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous: LastRun | undefined): LastRun {
   const entity = (e: 'products' | 'orders'): LastRunEntity => {
     const r = o.report[e];
-    return { count: r.count, seen: r.seen, written: r.written, invalid: r.invalid, duplicates: r.duplicates };
+    // `normalised` and `fetchedById` are counted by newer runs only: carried when present.
+    const extra = r as { normalised?: unknown; fetchedById?: unknown };
+    return {
+      count: r.count,
+      seen: r.seen,
+      written: r.written,
+      invalid: r.invalid,
+      duplicates: r.duplicates,
+      ...(typeof extra.normalised === 'number' ? { normalised: extra.normalised } : {}),
+      ...(typeof extra.fetchedById === 'number' ? { fetchedById: extra.fetchedById } : {}),
+    };
   };
   const at = new Date(o.endedAt).toISOString();
   const lastOkAt = o.outcome === 'ok' ? at : previous?.lastOkAt;
@@ -73,7 +117,8 @@ export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous
 }
 
 /**
- * Keeps each connection's last run in this process (an observer and a health source).
+ * Keeps each connection's last run, and its last `historySize` runs (default 50), in this process
+ * (an observer and a health source).
  *
  * @example
  * ```ts
@@ -82,11 +127,26 @@ export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous
  * app.get('/health', syncHealthHandler(health));
  * ```
  */
-export class MemorySyncHealth implements SyncObserver, SyncHealthSource {
+export class MemorySyncHealth implements SyncObserver, SyncHistorySource {
   private readonly runs = new Map<string, LastRun>();
+  private readonly histories = new Map<string, RunRecord[]>();
+  private readonly historySize: number;
+  constructor(options: { historySize?: number } = {}) {
+    this.historySize = checkHistorySize(options.historySize);
+  }
   observe(o: SyncObservation): void {
     if (o.type !== 'run') return;
-    this.runs.set(o.connection, lastRunOf(o, this.runs.get(o.connection)));
+    const run = lastRunOf(o, this.runs.get(o.connection));
+    this.runs.set(o.connection, run);
+    if (this.historySize === 0) return;
+    const list = this.histories.get(o.connection) ?? [];
+    list.unshift(runRecordOf(run));
+    list.length = Math.min(list.length, this.historySize);
+    this.histories.set(o.connection, list);
+  }
+  async history(connection: string, limit?: number): Promise<RunRecord[]> {
+    const list = this.histories.get(connection) ?? [];
+    return list.slice(0, limit ?? list.length);
   }
   async lastRuns(): Promise<LastRun[]> {
     return [...this.runs.values()].sort((a, b) => (a.connection < b.connection ? -1 : a.connection > b.connection ? 1 : 0));

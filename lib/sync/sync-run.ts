@@ -1,23 +1,29 @@
 /**
  * One sync run: copies a connection's products and orders from the store (through the caller)
- * into a sink adapter, page by page, checkpointing after every page.
+ * into a sink adapter, page by page, checkpointing after every page. The steps: open the run
+ * (`RunContext.open`: resume a checkpoint or start the next job), walk each entity
+ * (`syncEntity`), close the run (fold the high water in, build the report).
  */
 import { ENTITIES, type Entity } from '../contract/webhook';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import type { StoreClient } from '../client/store-client';
-import type { InvalidItem, WalkAnomaly, WalkPosition } from '../client/catalog-walk';
+import type { WalkAnomaly, WalkPosition } from '../client/catalog-walk';
 import { StoreBadRequestError } from '../client/client-errors';
-import type { CheckpointStore, EntityProgress, RunCheckpoint, SyncState } from './checkpoint-store';
+import { addNormalisations, type InvalidItem, type NormalisationCounts } from '../client/store-reply';
+import type { CheckpointStore, EntityProgress } from './checkpoint-store';
 import { SyncBusyError } from './sync-errors';
-import { ReadAhead } from './read-ahead';
+import { RunContext } from './sync-run-context';
+import { syncEntity } from './sync-entity';
 
 export type SyncMode = 'full' | 'incremental';
 
 export interface EntityReport extends EntityProgress {
   /** Distinct items now in the sink. */
   count: number;
+  /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
+  normalised?: number;
   /** The store's last `itemsTotal`. */
   itemsTotal?: number;
   /** Whether the walk reached its end (or, incremental, its boundary). */
@@ -25,7 +31,7 @@ export interface EntityReport extends EntityProgress {
 }
 
 export interface SyncReport {
-  /** Completed, and the store behaved: no invalid item, duplicate or paging anomaly. */
+  /** Completed, and the store behaved: no invalid item, duplicate or paging anomaly (normalisations are warnings, not failures). */
   ok: boolean;
   connection: string;
   jobid: number;
@@ -42,8 +48,21 @@ export interface SyncReport {
   invalidItems: InvalidItem[];
   /** The first anomalies (at most 100). */
   anomalies: Array<WalkAnomaly & { entity: Entity }>;
+  /** Both entities' normalisations, by kind: what the tolerant reader changed, each one a warning. The engine always sets it. */
+  normalisations?: NormalisationCounts;
   /** Why the run stopped early; its checkpoint is kept, the next run resumes from it. */
-  error?: { name: string; code?: string; message: string };
+  error?: RunError;
+}
+
+/** Why a run stopped early: the error's name, code and message (never the key), and what a retry policy needs. */
+export interface RunError {
+  name: string;
+  code?: string;
+  message: string;
+  /** The store's HTTP status, when the store answered. */
+  status?: number;
+  /** False when another attempt cannot help (an untrusted certificate, a refused port). */
+  retryable?: boolean;
 }
 
 export type SyncEvent =
@@ -67,23 +86,26 @@ export interface SyncRunOptions {
   strategy?: 'auto' | 'offset' | 'cursor';
   /** Parallel offset pages (default 1). */
   concurrency?: number;
+  /** By-ID reads in flight at once when an ids-only list's stubs are fetched (default 8). */
+  byIdConcurrency?: number;
   signal?: AbortSignal;
   onEvent?: (event: SyncEvent) => void;
   /** Clock (Unix ms), for tests. */
   now?: () => number;
 }
 
-const MAX_LISTED = 100;
 const running = new WeakMap<CheckpointStore, Set<string>>();
 
-const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0 });
-
-function errorSummary(err: unknown): { name: string; code?: string; message: string } {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return { name: err.name, code: typeof code === 'string' ? code : undefined, message: err.message };
-  }
-  return { name: 'Error', message: String(err) };
+function errorSummary(err: unknown): RunError {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const { code, status, retryable } = err as { code?: unknown; status?: unknown; retryable?: unknown };
+  return {
+    name: err.name,
+    code: typeof code === 'string' ? code : undefined,
+    message: err.message,
+    ...(typeof status === 'number' ? { status } : {}),
+    ...(typeof retryable === 'boolean' ? { retryable } : {}),
+  };
 }
 
 function checkOptions(o: SyncRunOptions): void {
@@ -97,6 +119,9 @@ function checkOptions(o: SyncRunOptions): void {
   if (o.mode !== undefined && o.mode !== 'full' && o.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
   if (o.entities !== undefined && (!Array.isArray(o.entities) || o.entities.some((e) => !ENTITIES.includes(e)))) {
     throw new InvalidOptionError('entities', 'must list "products" and/or "orders"');
+  }
+  if (o.byIdConcurrency !== undefined && (!Number.isSafeInteger(o.byIdConcurrency) || o.byIdConcurrency < 1 || o.byIdConcurrency > 64)) {
+    throw new InvalidOptionError('byIdConcurrency', 'must be an integer from 1 to 64');
   }
 }
 
@@ -129,199 +154,62 @@ export async function runSync(options: SyncRunOptions): Promise<SyncReport> {
 }
 
 async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<SyncReport> {
-  const { connectionId, client, checkpoints, signal } = options;
-  const now = options.now ?? Date.now;
-  const emit = (e: SyncEvent) => {
-    try {
-      options.onEvent?.(e);
-    } catch {
-      // A progress callback must not break the run.
-    }
-  };
-  const started = now();
-  const entities = options.entities ?? ENTITIES;
-  const stats0 = { requests: client.stats.requests, retries: client.stats.retries };
-  const state: SyncState = (await checkpoints.load(connectionId)) ?? { jobid: 0 };
-  const resumed = state.run !== undefined;
-  const mode: SyncMode = state.run?.mode ?? options.mode ?? 'full';
-  const run: RunCheckpoint = state.run ?? {
-    jobid: state.jobid + 1,
-    mode,
-    startedAt: started,
-    done: [],
-    progress: { products: emptyProgress(), orders: emptyProgress() },
-    highWater: {},
-    stopBelow: mode === 'incremental' ? { ...state.highWater } : {},
-    requests: 0,
-    retries: 0,
-  };
-  const base = { requests: run.requests, retries: run.retries };
-  const save = async () => {
-    run.requests = base.requests + client.stats.requests - stats0.requests;
-    run.retries = base.retries + client.stats.retries - stats0.retries;
-    state.jobid = Math.max(state.jobid, run.jobid);
-    state.run = run;
-    await checkpoints.save(connectionId, state);
-  };
-  await save(); // the new jobid is persisted before the first request carries it
-  emit({ type: 'run-start', connection: connectionId, jobid: run.jobid, mode, resumed });
-
-  const invalidItems: InvalidItem[] = [];
-  const anomalies: Array<WalkAnomaly & { entity: Entity }> = [];
-  const itemsTotal: Partial<Record<Entity, number>> = {};
-  const complete: Partial<Record<Entity, boolean>> = {};
-  for (const e of run.done) complete[e] = true;
+  const ctx = await RunContext.open(options, sink);
+  await ctx.save(); // the new jobid is persisted before the first request carries it
+  ctx.emit({ type: 'run-start', connection: options.connectionId, jobid: ctx.run.jobid, mode: ctx.mode, resumed: ctx.resumed });
   let error: SyncReport['error'];
-  const entityReport = async (entity: Entity): Promise<EntityReport> => ({
-    count: await sink.entity(entity).count({ signal: new AbortController().signal }),
-    ...run.progress[entity],
-    itemsTotal: itemsTotal[entity],
-    complete: Boolean(complete[entity]),
-  });
-
   try {
-    for (const entity of entities) {
-      if (run.done.includes(entity)) continue;
-      const start = run.entity === entity ? run.position : undefined;
-      try {
-        await syncEntity(entity, start);
-      } catch (err) {
-        // A cursor from a checkpoint may have expired (store restarted with a new secret): the
-        // walk starts that entity again; the sink's upserts make re-reading harmless.
-        if (!(start && err instanceof StoreBadRequestError && !signal?.aborted)) throw err;
-        await syncEntity(entity, undefined);
-      }
-      run.done.push(entity);
-      run.entity = undefined;
-      run.position = undefined;
-      complete[entity] = true;
-      await save();
-      emit({ type: 'entity-end', entity, report: await entityReport(entity) });
-    }
+    for (const entity of options.entities ?? ENTITIES) await walkEntity(ctx, entity);
   } catch (err) {
-    error = errorSummary(signal?.aborted ? signal.reason ?? err : err);
-    if (signal?.aborted) error = { name: 'AbortError', message: 'the run was aborted; the next run resumes from its checkpoint' };
+    error = options.signal?.aborted ? { name: 'AbortError', message: 'the run was aborted; the next run resumes from its checkpoint' } : errorSummary(err);
   }
+  return closeRun(ctx, error);
+}
 
-  async function syncEntity(entity: Entity, start: WalkPosition | undefined): Promise<void> {
-    const progress = run.progress[entity];
-    // A walk from the start counts everything again (a restart after an expired cursor, or a crash
-    // between the last page and the entity's end): never add to counts of an earlier walk.
-    if (!start) Object.assign(progress, emptyProgress());
-    const store = sink.entity(entity);
-    const boundary = run.stopBelow[entity];
-    // Aborts a page fetched ahead when the run stops (a failed write, an error, the boundary).
-    // (A linked controller, not AbortSignal.any: the package supports Node 20.0, which lacks it.)
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(signal!.reason);
-    const walk = client.walk(entity, {
-      jobid: run.jobid,
-      sortorder: mode === 'incremental' ? 'desc' : 'asc',
-      strategy: options.strategy,
-      concurrency: options.concurrency,
-      start,
-      signal: stop.signal,
-    });
-    run.entity = entity;
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const pages = new ReadAhead(walk.pages());
-    const writeOptions = () => ({ lastUpdated: 'keep' as const, now: now(), signal: signal ?? new AbortController().signal });
-    try {
-      for (let next = await pages.next(); !next.done; next = await pages.next()) {
-        const page = next.value;
-        let items = page.fresh;
-        let reachedBoundary = false;
-        if (boundary !== undefined) {
-          const cut = items.findIndex((item) => (item.last_updated ?? 0) < boundary);
-          if (cut >= 0) {
-            items = items.slice(0, cut);
-            reachedBoundary = true;
-          }
-        }
-        // Page n + 1 is fetched while page n is written; its checkpoint is saved only after the
-        // write, so a crash or a failed write resumes after the last page written whole.
-        if (!reachedBoundary) {
-          pages.prefetch();
-          // Let that request leave before writing: a synchronous sink (better-sqlite3) holds the
-          // event loop for the whole write, and node:http sends on a later tick.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        }
-        const results = items.length > 0 ? await store.upsertMany(items as never[], writeOptions()) : [];
-        // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
-        const p = { ...progress };
-        let hw = run.highWater[entity];
-        for (let i = 0; i < items.length; i++) {
-          p.seen++;
-          if (results[i].changed) p.written++;
-          else p.unchanged++;
-          hw = Math.max(hw ?? 0, items[i].last_updated ?? 0);
-        }
-        for (const item of page.invalid) {
-          p.invalid++;
-          if (invalidItems.length < MAX_LISTED) invalidItems.push(item);
-          emit({ type: 'invalid', entity, item });
-        }
-        for (const anomaly of page.anomalies) {
-          if (anomaly.kind === 'duplicate') p.duplicates++;
-          else p.anomalies++;
-          if (anomalies.length < MAX_LISTED) anomalies.push({ ...anomaly, entity });
-          emit({ type: 'anomaly', entity, anomaly });
-        }
-        Object.assign(progress, p);
-        if (hw !== undefined) run.highWater[entity] = hw;
-        run.position = reachedBoundary ? undefined : page.position;
-        itemsTotal[entity] = page.paging.itemsTotal;
-        await save();
-        emit({ type: 'page', entity, seen: progress.seen, itemsTotal: page.paging.itemsTotal, written: progress.written, position: run.position });
-        if (reachedBoundary) break;
-      }
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      stop.abort();
-      await pages.close();
-    }
-    // A total mismatch is noted when the walk ends, after its last page.
-    for (const anomaly of walk.summary.anomalies) {
-      if (anomaly.kind === 'items-total-mismatch') {
-        progress.anomalies++;
-        if (anomalies.length < MAX_LISTED) anomalies.push({ ...anomaly, entity });
-        emit({ type: 'anomaly', entity, anomaly });
-      }
-    }
+/** Walks one entity (unless this run finished it already), then marks it done and reports it. */
+async function walkEntity(ctx: RunContext, entity: Entity): Promise<void> {
+  const { run } = ctx;
+  if (run.done.includes(entity)) return;
+  const start = run.entity === entity ? run.position : undefined;
+  try {
+    await syncEntity(ctx, entity, start);
+  } catch (err) {
+    // A cursor from a checkpoint may have expired (store restarted with a new secret): the
+    // walk starts that entity again; the sink's upserts make re-reading harmless.
+    if (!(start && err instanceof StoreBadRequestError && !ctx.signal?.aborted)) throw err;
+    await syncEntity(ctx, entity, undefined);
   }
+  run.done.push(entity);
+  run.entity = undefined;
+  run.position = undefined;
+  ctx.complete[entity] = true;
+  await ctx.save();
+  ctx.emit({ type: 'entity-end', entity, report: await ctx.entityReport(entity) });
+}
 
-  const products = await entityReport('products');
-  const orders = await entityReport('orders');
-  if (!error) {
-    // The run is over: fold its high water in and drop the checkpoint.
-    const highWater = { ...state.highWater };
-    for (const e of ENTITIES) {
-      const hw = run.highWater[e];
-      if (hw !== undefined) highWater[e] = Math.max(highWater[e] ?? 0, hw);
-    }
-    run.requests = base.requests + client.stats.requests - stats0.requests;
-    run.retries = base.retries + client.stats.retries - stats0.retries;
-    await checkpoints.save(connectionId, { jobid: Math.max(state.jobid, run.jobid), highWater });
-  } else {
-    await save().catch(() => undefined);
-  }
-  const troubles = (r: EntityReport) => r.invalid + r.duplicates + r.anomalies;
+/** Saves the end of the run (or, after an error, its checkpoint) and builds the report. */
+async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<SyncReport> {
+  const products = await ctx.entityReport('products');
+  const orders = await ctx.entityReport('orders');
+  if (!error) await ctx.saveFinished();
+  else await ctx.save().catch(() => undefined);
+  const troubles = (r: EntityProgress) => r.invalid + r.duplicates + r.anomalies;
   const report: SyncReport = {
     ok: !error && troubles(products) + troubles(orders) === 0,
-    connection: connectionId,
-    jobid: run.jobid,
-    mode,
-    resumed,
+    connection: ctx.options.connectionId,
+    jobid: ctx.run.jobid,
+    mode: ctx.mode,
+    resumed: ctx.resumed,
     products,
     orders,
-    requests: run.requests,
-    retries: run.retries,
-    durationMs: now() - started,
-    invalidItems,
-    anomalies,
+    requests: ctx.run.requests,
+    retries: ctx.run.retries,
+    durationMs: ctx.now() - ctx.started,
+    invalidItems: ctx.invalidItems,
+    anomalies: ctx.anomalies,
+    normalisations: addNormalisations(addNormalisations({}, products.normalisations), orders.normalisations),
     ...(error ? { error } : {}),
   };
-  emit({ type: 'run-end', report });
+  ctx.emit({ type: 'run-end', report });
   return report;
 }

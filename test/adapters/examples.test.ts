@@ -1,11 +1,19 @@
 /** The examples work: the custom adapter passes the conformance suite; the existing-tables mapping pages, counts and writes. */
 import { sql } from 'kysely';
-import { SortedArrayAdapter } from '../../examples/custom-adapter';
+import { SortedArrayAdapter, storebridgeAdapter } from '../../examples/custom-adapter';
+import { registerAdapterSpec } from '../../lib/adapter-registry';
+import { openAdapter } from '../../lib/cli/adapter-spec';
 import { openShopAdapter } from '../../examples/existing-tables';
 import { runAdapterConformance } from '../../lib/conformance';
 import { guardAdapter } from '../../lib/adapter-guard';
 
 runAdapterConformance({ describe, test, name: 'examples/custom-adapter.ts conformance', factory: () => new SortedArrayAdapter() });
+
+test('examples/custom-adapter.ts registers with the CLI: --adapter sorted-array opens it', async () => {
+  await expect(openAdapter('sorted-array')).rejects.toThrow(/unknown adapter "sorted-array"/);
+  registerAdapterSpec(storebridgeAdapter);
+  expect(await openAdapter('sorted-array')).toBeInstanceOf(SortedArrayAdapter);
+});
 
 describe('examples/existing-tables.ts', () => {
   const live = () => new AbortController().signal;

@@ -72,7 +72,7 @@ test('reverse-service --demo 300 and daemon --once --json run to completion into
   const orders = demoOrderCount(300);
   const daemon = await run(process.execPath, [BIN, 'daemon', '--service', url, '--connection', KEY, '--adapter', `sqlite:${db}`, '--once', '--json'], { cwd: ROOT });
   const lines = daemon.stdout.trim().split('\n');
-  expect(JSON.parse(lines[lines.length - 1])).toEqual({ ok: true, pulled: { products: 300, orders }, failed: 0, pushed: { products: 300, orders } });
+  expect(JSON.parse(lines[lines.length - 1])).toEqual({ ok: true, pulled: { products: 300, orders }, failed: 0, failedByEntity: { products: 0, orders: 0 }, pushed: { products: 300, orders } });
 
   // The service's status view: every item succeeded, the push received.
   const status = (await (await fetch(`${url}/connections/${KEY}/status`)).json()) as Record<string, any>;
@@ -130,7 +130,7 @@ test('the daemon without --once polls until asked, works, and stops cleanly on S
   const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
   daemon.kill('SIGTERM');
   expect(await exited).toBe(0);
-  expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 0, orders: 0 }, failed: 0, pushed: { products: 0, orders: 0 } });
+  expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 0, orders: 0 }, failed: 0, failedByEntity: { products: 0, orders: 0 }, pushed: { products: 0, orders: 0 } });
   service!.kill('SIGTERM');
   service = undefined;
 }, 60_000);
@@ -185,7 +185,7 @@ test('daemon --once interrupted (SIGINT) mid-pull: exit 1 and ok:false; the next
   expect(err).toMatch(/SIGINT/);
 
   const again = await run(process.execPath, args, { cwd: ROOT });
-  expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 300 - first.pulled.products, orders }, failed: 0, pushed: { products: 300, orders } });
+  expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 300 - first.pulled.products, orders }, failed: 0, failedByEntity: { products: 0, orders: 0 }, pushed: { products: 300, orders } });
   const store = guardAdapter(await openAdapter(`sqlite:${db}`));
   try {
     const signal = AbortSignal.timeout(10_000);

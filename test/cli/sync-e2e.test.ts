@@ -41,16 +41,20 @@ test('sync --json pulls all 5,000 products and their 1,250 orders', async () => 
   const r = await runCli(['sync', url, '--key', KEY, '--json']);
   expect(r.code).toBe(0);
   const report = JSON.parse(lastLine(r.stdout));
-  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs']);
+  // DESIGN.md's members first, in its order; then the added ones.
+  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs', 'normalisations']);
+  expect(Object.keys(report.products).slice(0, 3)).toEqual(['count', 'duplicates', 'invalid']);
   expect(report).toEqual({
     ok: true,
-    products: { count: 5000, duplicates: 0, invalid: 0 },
-    orders: { count: 1250, duplicates: 0, invalid: 0 },
+    products: { count: 5000, duplicates: 0, invalid: 0, normalised: 0, fetchedById: 0 },
+    orders: { count: 1250, duplicates: 0, invalid: 0, normalised: 0, fetchedById: 0 },
     // 100 per page: 50 product pages and 13 order pages.
     requests: 63,
     retries: 0,
     durationMs: expect.any(Number),
+    normalisations: {},
   });
+  expect(r.stderr).not.toMatch(/warning/);
   expect(r.stdout + r.stderr).not.toContain(KEY);
 }, 60_000);
 
@@ -62,10 +66,11 @@ test('sync takes the key from STOREBRIDGE_KEY and prints a human summary', async
   expect(r.stdout + r.stderr).not.toContain(KEY);
 }, 60_000);
 
-test('check --json passes every check on the served store, writes included', async () => {
+test('check --json passes every must check on the served store, writes included; each check carries its level', async () => {
   const r = await runCli(['check', url, '--key', KEY, '--json', '--writes']);
-  const report = JSON.parse(lastLine(r.stdout)) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
-  expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+  const report = JSON.parse(lastLine(r.stdout)) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string; level: string }> };
+  expect(report.checks.filter((c) => !c.ok && c.level === 'must')).toEqual([]);
+  expect(report.checks.every((c) => Object.keys(c).join() === 'name,ok,detail,level')).toBe(true);
   expect(report.ok).toBe(true);
   expect(r.code).toBe(0);
   expect(report.checks.map((c) => c.name)).toContain('orders.write-round-trip');
@@ -76,18 +81,19 @@ test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures
   const s = await runCli(['sync', url, '--key', 'wrong-key-123456', '--json']);
   expect(s.code).toBe(1);
   expect(JSON.parse(lastLine(s.stdout)).ok).toBe(false);
-  expect(s.stderr).toMatch(/refused the SvcKey/);
+  expect(s.stderr).toMatch(/the store refused the key \(HTTP 401\)/);
   const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
   expect(c.code).toBe(1);
   expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);
-  expect(c.stdout).toMatch(/^36 checks, 32 failed$/m);
+  expect(c.stdout).toMatch(/^42 checks, 18 failed$/m);
   expect(c.stdout).toMatch(/refused the key \(HTTP 401\) on most requests/);
 });
 
 test('check against a store that is not there: every check fails, and the summary says the store could not be reached', async () => {
   const c = await runCli(['check', 'http://127.0.0.1:1', '--key', KEY]);
   expect(c.code).toBe(1);
-  expect(c.stdout).toMatch(/^36 checks, 36 failed$/m);
+  expect(c.stdout).toMatch(/^42 checks, 22 failed$/m);
+  expect(c.stdout).toMatch(/^20 warnings \(should\); --strict makes them fail$/m);
   expect(c.stdout).toMatch(/The store could not be reached/);
   expect(c.stdout + c.stderr).not.toContain(KEY);
 });

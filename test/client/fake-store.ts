@@ -1,7 +1,9 @@
 /**
- * A small, hand-written `node:http` store for tests: honest by default (auth, parameter checks,
- * offset or cursor paging sorted by `(last_updated, _id)`, by-ID reads, order/product writes with
- * the failure structure), with seams to misbehave on purpose:
+ * A small, hand-written `node:http` store for tests: honest by default (the key in `SvcKey` or
+ * `C2SKey`, parameter checks with `sortorder` defaulting to asc and `jobid` optional, offset or
+ * cursor paging sorted by `(last_updated, _id)`, by-ID reads at `/products/{id}` and `?id=`,
+ * order/product writes with the failure structure); with `seedOnly` it follows the interface's
+ * text alone (`SvcKey` only, `sortorder` and `jobid` required, no `?id=`). Seams to misbehave on purpose:
  * - `intercept(ctx)` runs first on every request and may answer (or hang, or drop) it itself;
  * - `transform(body, ctx)` rewrites a list page before it is sent.
  * It counts requests and tracks its sockets so tests can assert that none leaked.
@@ -26,6 +28,12 @@ export interface FakeStoreOptions {
   key?: string;
   pageSize?: number;
   pagination?: 'offset' | 'cursor';
+  /** `stubs`: lists carry only `{_id, last_updated}` (orders also `orderid`), the deployed ids-only mode. */
+  listing?: 'full' | 'stubs';
+  /** Only what the interface's text says: `SvcKey` only, `sortorder` and `jobid` required, no `?id=` (a seed-conforming store). */
+  seedOnly?: boolean;
+  /** How `GET /products?id=X` answers: the bare item (default, the deployed form), `{product}`, or a one-item list. */
+  byIdForm?: 'bare' | 'envelope' | 'list';
   /** Return true when the request was handled here (answered, left hanging, or destroyed). */
   intercept?: (ctx: RequestContext) => boolean | void;
   transform?: (body: { paging: Record<string, unknown>; [entity: string]: unknown }, ctx: RequestContext) => unknown;
@@ -87,7 +95,8 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     if (options.intercept?.(ctx)) return;
     // An intercept may rewrite ctx.url (e.g. map a store's own paths onto these routes).
     const { parts, entity } = routeOf();
-    if (req.headers.svckey !== key) return json(res, 401, { error: 'missing or invalid SvcKey' });
+    const keys = [req.headers.svckey, options.seedOnly ? undefined : req.headers.c2skey].filter((k) => k !== undefined);
+    if (keys.length === 0 || keys.some((k) => k !== key)) return json(res, 401, { error: 'missing or invalid key' });
     if (!entity || parts.length > 2) return json(res, 404, { error: 'no such route' });
     const store = data[entity] as Map<string, Product | Order>;
     if (req.method === 'GET' && parts.length === 2) {
@@ -118,9 +127,17 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
       });
       return;
     }
-    const sortorder = url.searchParams.get('sortorder');
+    const byId = options.seedOnly ? null : url.searchParams.get('id');
+    if (byId !== null) {
+      const item = store.get(byId);
+      if (!item) return json(res, 404, { error: 'unknown id' });
+      const form = options.byIdForm ?? 'bare';
+      return json(res, 200, form === 'bare' ? item : form === 'list' ? [item] : { [entity === 'products' ? 'product' : 'order']: item });
+    }
+    const sortorder = url.searchParams.get('sortorder') ?? (options.seedOnly ? null : 'asc');
     if (sortorder !== 'asc' && sortorder !== 'desc') return json(res, 400, { error: 'sortorder must be asc or desc' });
-    if (!/^\d+$/.test(url.searchParams.get('jobid') ?? '')) return json(res, 400, { error: 'jobid must be an integer' });
+    const jobid = url.searchParams.get('jobid') ?? (options.seedOnly ? null : '0');
+    if (!/^\d+$/.test(jobid ?? '')) return json(res, 400, { error: 'jobid must be an integer' });
     const offsetParam = url.searchParams.get('offset');
     const nextParam = url.searchParams.get('next');
     if (offsetParam !== null && !/^\d+$/.test(offsetParam)) return json(res, 400, { error: 'offset must be a non-negative integer' });
@@ -139,7 +156,8 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     const paging: Record<string, unknown> = { pageSize: items.length, itemsTotal: all.length };
     if (!cursorMode) paging.offset = position;
     if (cursorMode && end < all.length) paging.next = encodeCursor(end);
-    let body: unknown = { paging, [entity]: items };
+    const listed = options.listing === 'stubs' ? items.map((x) => ({ _id: x._id, ...('orderid' in x && x.orderid !== undefined ? { orderid: x.orderid } : {}), last_updated: x.last_updated })) : items;
+    let body: unknown = { paging, [entity]: listed };
     if (options.transform) body = options.transform(body as { paging: Record<string, unknown> }, ctx);
     json(res, 200, body);
   });

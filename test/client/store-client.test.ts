@@ -185,7 +185,7 @@ describe('whole-catalog walk', () => {
   test('wrong types are quarantined, not yielded', async () => {
     const client = await setup({
       transform: (body, ctx) =>
-        ctx.n === 1 ? { ...body, products: (body.products as Product[]).map((p, i) => (i === 3 ? { ...p, title: 42 } : i === 4 ? { ...p, _id: undefined } : p)) } : body,
+        ctx.n === 1 ? { ...body, products: (body.products as Product[]).map((p, i) => (i === 3 ? { ...p, title: { text: 'not a string' } } : i === 4 ? { ...p, _id: undefined, sku: undefined } : p)) } : body,
     });
     const invalid: string[] = [];
     const walk = client.walk('products', { jobid: 1 });
@@ -336,13 +336,13 @@ describe('by-ID reads and writes', () => {
     expect(store!.requests[2].searchParams.get('jobid')).toBe('7');
     expect(store!.requests[2].searchParams.get('id')).toBe(order._id);
     const bad = await client.writeOrder({ ...order, _id: 'bad-1', orderItems: [{ id: '', quantity: 0 }] }, { jobid: 8 });
-    expect(bad).toEqual({ ok: false, error: 'order rejected', reasons: [{ msg: 'blank SKU' }, { msg: 'zero quantity' }], warnings: [], status: 400 });
+    expect(bad).toEqual({ ok: false, error: 'order rejected', reasons: [{ msg: 'blank SKU' }, { msg: 'zero quantity' }], warnings: [], status: 400, normalisations: {} });
     expect(store!.data.orders.has('bad-1')).toBe(false);
   });
 });
 
 describe('transport seams', () => {
-  test('an injected fetch gets the key in the SvcKey header only, redirects off', async () => {
+  test('an injected fetch gets the key in the SvcKey and C2SKey headers only, redirects off', async () => {
     const calls: Array<{ url: string; init: RequestInit }> = [];
     const client = createStoreClient({
       baseUrl: 'http://store.invalid/hooks',
@@ -356,7 +356,23 @@ describe('transport seams', () => {
     expect(page.items).toEqual([products[0]]);
     expect(calls).toHaveLength(1);
     expect(calls[0].url).toBe('http://store.invalid/hooks/products?sortorder=desc&jobid=4&offset=0');
-    expect(calls[0].init).toMatchObject({ method: 'GET', redirect: 'manual', headers: { SvcKey: KEY } });
+    expect(calls[0].init).toMatchObject({ method: 'GET', redirect: 'manual', headers: { SvcKey: KEY, C2SKey: KEY } });
+    expect(Object.values(calls[0].init.headers as Record<string, string>).filter((v) => v === KEY)).toHaveLength(2);
+  });
+
+  test('keyHeaders names the headers the key goes in', async () => {
+    const calls: RequestInit[] = [];
+    const client = createStoreClient({
+      baseUrl: 'http://store.invalid',
+      svcKey: KEY,
+      keyHeaders: ['C2SKey'],
+      fetch: async (_url, init) => (calls.push(init), new Response('{"paging":{"pageSize":0,"itemsTotal":0},"orders":[]}')),
+    });
+    await client.listOrders({ sortorder: 'asc', jobid: 1 });
+    expect(calls[0].headers).toEqual({ accept: 'application/json', C2SKey: KEY });
+    for (const bad of [[], ['Svc Key'], ['SvcKey', 'svckey'], 'SvcKey']) {
+      expect(() => createStoreClient({ baseUrl: 'http://x', svcKey: KEY, keyHeaders: bad as string[] })).toThrow(/keyHeaders/);
+    }
   });
 
   test('a redirect is not followed (the key would travel to another host)', async () => {

@@ -14,16 +14,31 @@ function collect(factory: () => StoreAdapter): Map<string, () => Promise<void>> 
 }
 
 /** A Map-backed adapter whose behaviour a mutation flag bends. */
-function mutant(bug: 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'count-off' | 'no-tiebreak'): StoreAdapter {
+type Bug = 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'count-off' | 'no-tiebreak' | 'utf16-order' | 'nul-driver-error';
+
+/** What PostgreSQL's driver did with a NUL before the SQL adapter kept them away from it. */
+function pgNul(value: string | undefined): void {
+  if (value?.includes('\u0000')) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+}
+
+/** JavaScript's `<` on ids: UTF-16 code units, not code points. */
+function utf16Keys(a: { last_updated: number; _id: string }, b: { last_updated: number; _id: string }): number {
+  if (a.last_updated !== b.last_updated) return a.last_updated - b.last_updated;
+  return a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
+}
+
+function mutant(bug: Bug): StoreAdapter {
   const store = <T extends { _id: string; last_updated?: number }>() => {
     const rows = new Map<string, T>();
     return {
       async list({ sortorder, limit, offset = 0, after, signal }: ListOptions) {
         if (bug !== 'ignores-abort') signal.throwIfAborted();
         const sign = sortorder === 'asc' ? 1 : -1;
-        const cmp = (a: T, b: T) => (bug === 'no-tiebreak' ? sign * ((a.last_updated ?? 0) - (b.last_updated ?? 0)) : sign * compareKeys(keyOf(a), keyOf(b)));
+        if (bug === 'nul-driver-error') pgNul(after?._id);
+        const keys = bug === 'utf16-order' ? utf16Keys : compareKeys;
+        const cmp = (a: T, b: T) => (bug === 'no-tiebreak' ? sign * ((a.last_updated ?? 0) - (b.last_updated ?? 0)) : sign * keys(keyOf(a), keyOf(b)));
         const all = [...rows.values()].sort(cmp);
-        const start = after ? all.findIndex((x) => sign * compareKeys(keyOf(x), after) >= (bug === 'inclusive-after' ? 0 : 1)) : offset;
+        const start = after ? all.findIndex((x) => sign * keys(keyOf(x), after) >= (bug === 'inclusive-after' ? 0 : 1)) : offset;
         return (start < 0 ? [] : all.slice(start, start + limit)).map((x) => rawJson(x._id, x.last_updated ?? 0, JSON.stringify(x)));
       },
       async count({ signal }: { signal: AbortSignal }) {
@@ -32,10 +47,12 @@ function mutant(bug: 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'coun
       },
       async get(id: string, { signal }: { signal: AbortSignal }) {
         if (bug !== 'ignores-abort') signal.throwIfAborted();
+        if (bug === 'nul-driver-error') pgNul(id);
         return rows.get(id);
       },
       async upsert(item: T, options: WriteOptions) {
         if (bug !== 'ignores-abort') options.signal.throwIfAborted();
+        if (bug === 'nul-driver-error') pgNul(item._id);
         const existing = rows.get(item._id);
         if (bug === 'lost-update') await new Promise((r) => setImmediate(r));
         const result = resolveWrite(existing, item, options);
@@ -56,13 +73,17 @@ function mutant(bug: 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'coun
   };
 }
 
-const CASES: Array<[Parameters<typeof mutant>[0], string]> = [
+const CASES: Array<[Bug, string]> = [
   ['inclusive-after', '`after` is strictly after, also for keys that are not stored'],
   ['inclusive-after', 'every item exactly once over random catalogs with many ties (property)'],
   ['no-tiebreak', 'ties on last_updated are broken by _id'],
   ['lost-update', 'concurrent upserts of one _id lose no update and create one row'],
   ['ignores-abort', 'an aborted signal rejects every call, and an aborted upsert stores nothing'],
   ['count-off', 'count is exact after creates and updates'],
+  ['utf16-order', 'ids from every Unicode range with one last_updated list in UTF-8 byte order, both ways, none skipped or repeated (property)'],
+  ['utf16-order', 'astral ids and ids in U+E000–U+FFFF with one last_updated list in code-point order (not UTF-16 order)'],
+  ['nul-driver-error', 'a NUL in a looked-up id, SKU or keyset position finds nothing and fails no call'],
+  ['nul-driver-error', 'a NUL in a written _id or sku is refused with UnstorableValueError or stored exactly; in other fields it is stored exactly'],
 ];
 
 describe('the adapter conformance suite catches broken adapters', () => {

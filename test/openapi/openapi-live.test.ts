@@ -13,7 +13,7 @@ import { createMemoryAdapter } from '../../adapters/memory';
 import type { StoreAdapter } from '../../lib/adapter';
 import { demoCatalog } from '../../lib/demo';
 import { createOpenApiDocument, openApiHandler } from '../../lib/openapi';
-import { createReverseServiceRouter } from '../../lib/reverse';
+import { createMemoryStateStore, createReverseServiceRouter, type ReverseStateStore } from '../../lib/reverse';
 import { createStoreRouter } from '../../lib/server';
 import { DocumentValidator, templateRegex } from './openapi-helpers';
 
@@ -200,15 +200,38 @@ describe('reverse connection, live', () => {
   let router: ReturnType<typeof createReverseServiceRouter>;
   const failing = new Set<string>();
   let brokenRouter: ReturnType<typeof createReverseServiceRouter>;
+  /** A state store that fails while `stateDown` is set (its database is down). */
+  let stateDown = false;
+  const memoryState = createMemoryStateStore();
+  const stateStore: ReverseStateStore = {
+    read: (keys) => (stateDown ? Promise.reject(new Error('connection refused (state-db.internal:5432)')) : memoryState.read(keys)),
+    write: (changes) => (stateDown ? Promise.reject(new Error('connection refused (state-db.internal:5432)')) : memoryState.write(changes)),
+  };
   const path = (rel: string, key = CONN) => `${P.replace('{connection_key}', encodeURIComponent(key))}${rel}`;
   const tmpl = (rel: string) => P + rel;
   const get = (rel: string, concrete = rel, b = base) => call(b, 'GET', tmpl(rel), path(concrete));
   const post = (rel: string, body: unknown, concrete = rel, b = base) => call(b, 'POST', tmpl(rel), path(concrete), { body: JSON.stringify(body) });
 
+  /** A service whose state store is down from the start: every call must read the connection's state first. */
+  let downBase: string;
+  const downState = createMemoryStateStore();
+  const down: ReverseStateStore = { read: () => Promise.reject(new Error('ECONNREFUSED state-db.internal')), write: (c) => downState.write(c) };
+
+  /** A call with the other method: the 405 is documented on the operation that exists. */
+  async function wrongMethod(method: 'GET' | 'POST', rel: string): Promise<number> {
+    const res = await fetch(base + path(concrete(rel)), { method: method === 'GET' ? 'POST' : 'GET', ...(method === 'GET' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+    const body = await res.json();
+    const errors = validator.checkResponse(method, tmpl(rel), res.status, body);
+    if (errors) throw new Error(`${rel} → ${res.status}: ${errors}`);
+    seen.add(`${method} ${tmpl(rel)} ${res.status}`);
+    return res.status;
+  }
+
   beforeAll(async () => {
+    downBase = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], stateStore: down })));
     router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000 });
     base = await listen(express().use(router));
-    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }] });
+    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }], stateStore });
     brokenBase = await listen(express().use(brokenRouter));
   });
 
@@ -225,46 +248,63 @@ describe('reverse connection, live', () => {
     return {};
   };
 
-  it('every call: unknown key 404; POSTs: invalid JSON 400, oversized body 413', async () => {
+  it('every call: unknown key 404, wrong method 405; POSTs: invalid JSON or too deep 400, oversized 413, not JSON 415', async () => {
     for (const [method, rel] of reverseOps()) {
       expect((await call(base, method, tmpl(rel), path(concrete(rel), 'no-such-key'), method === 'POST' ? { body: '{}' } : {})).status).toBe(404);
+      expect(await wrongMethod(method, rel)).toBe(405);
       if (method === 'POST') {
         expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{"a":' })).status).toBe(400);
+        expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '['.repeat(100) + ']'.repeat(100) })).body).toEqual({ error: 'the body is nested more than 64 levels deep' });
         expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: JSON.stringify({ pad: 'x'.repeat(25_000) }) })).status).toBe(413);
+        expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{}', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+      }
+      if (rel.includes('{id}')) {
+        expect((await call(base, method, tmpl(rel), path(rel.replace('{id}', 'a%00b')), { body: '{}' })).body).toEqual({ error: 'the item id in the path must not contain control characters (U+0000–U+001F)' });
       }
     }
   });
 
   it('every state-bound call out of order: 409 {error}, nothing changes', async () => {
     for (const [method, rel] of reverseOps()) {
-      if (rel === '/mode' || rel === '/upstreamstatus') continue;
+      if (['/mode', '/upstreamstatus', '/ping', '/strategy', '/cursoroffset'].includes(rel)) continue;
       const reply = await call(base, method, tmpl(rel), path(concrete(rel)), method === 'POST' ? { body: JSON.stringify(validBody(rel)) } : {});
       expect({ rel, status: reply.status }).toEqual({ rel, status: 409 });
     }
-    expect((await get('/upstreamstatus')).body).toEqual({ connectionstatus: 'waiting' });
+    // The calls that only read answer at any time (the deployed daemons start every pass with them).
+    expect((await get('/upstreamstatus')).body).toEqual({ upstreamstatus: 'waiting', connectionstatus: 'waiting' });
     expect((await get('/mode')).body).toEqual({ mode: 'idle' });
+    expect((await get('/ping')).body).toEqual({ connectionstatus: 'idle' });
+    expect((await get('/strategy')).body).toEqual({ strategy: 'push' });
+    expect((await get('/cursoroffset')).body).toEqual({ cursoroffset: 0 });
   });
 
   it.each(['products', 'orders'] as const)('a whole pull of %s: every reply as documented', async (entity) => {
     const noun = entity === 'products' ? 'product' : 'order';
-    router.service.enqueue('shop', { kind: 'pull', entity });
+    await router.service.enqueue('shop', { kind: 'pull', entity });
     expect((await get('/mode')).body).toEqual({ mode: 'pull' });
+    expect((await get('/ping')).body).toEqual({ connectionstatus: 'pulling' });
     expect((await get('/entity')).body).toEqual({ entity });
-    expect((await post('/pull/initialize', { entity })).body).toEqual({ connectionstatus: 'initialized' });
-    let failedOne = false;
-    for (;;) {
+    const initialized = { upstreamstatus: 'initialized', connectionstatus: 'initialized' };
+    expect((await post('/pull/initialize', { entity })).body).toEqual(initialized);
+    // Deployed daemons send initialize again on every pass: a repeat changes nothing.
+    expect((await post('/pull/initialize', {})).body).toEqual(initialized);
+    let n = 0;
+    for (;; n++) {
       const more = await get(`/pull/${entity}/hasmore`);
       if (more.body.hasmore === 'done') break;
       expect(more.body.hasmore).toBe('ready');
       const item = (await get(`/pull/${entity}/next`)).body[noun];
       const id = encodeURIComponent(item._id);
-      if (!failedOne) {
+      if (n === 0) {
         await post(`/pull/${entity}/{id}/failed`, { error: 'refused', reasons: [{ message: 'blank SKU', code: 1001 }] }, `/pull/${entity}/${id}/failed`);
         const repeat = await post(`/pull/${entity}/{id}/failed`, { error: 'refused', reasons: [{ message: 'blank SKU', code: 1001 }] }, `/pull/${entity}/${id}/failed`);
         expect(repeat.body).toEqual({ ok: true, duplicate: true });
-        const bad = await post(`/pull/${entity}/{id}/succeded`, { [noun]: { ...item, _id: 'someone-else' } }, `/pull/${entity}/${id}/succeded`);
-        expect(bad.status).toBe(400);
-        failedOne = true;
+        const notAnObject = await post(`/pull/${entity}/{id}/succeded`, [item], `/pull/${entity}/${id}/succeded`);
+        expect(notAnObject.status).toBe(400);
+      } else if (n === 1) {
+        // The store kept the item under another id (an insert): recorded, not refused.
+        expect((await post(`/pull/${entity}/{id}/succeded`, { [noun]: { ...item, _id: 'erp-77' } }, `/pull/${entity}/${id}/succeded`)).body).toEqual({ ok: true });
+        expect((await router.service.status('shop')).idMap.at(-1)).toMatchObject({ entity, pulledId: item._id, storeId: 'erp-77' });
       } else {
         expect((await post(`/pull/${entity}/{id}/succeded`, { [noun]: item }, `/pull/${entity}/${id}/succeded`)).body).toEqual({ ok: true });
       }
@@ -277,22 +317,31 @@ describe('reverse connection, live', () => {
     expect(['finishing', 'finished']).toContain((await get('/upstreamstatus')).body.connectionstatus);
   });
 
-  it.each(['push', 'pingsample'] as const)('a whole %s: pages, a refused page (400), finishes', async (kind) => {
-    router.service.enqueue('shop', { kind });
+  it.each(['push', 'pingsample'] as const)('a whole %s: pages, a refused item, finishes', async (kind) => {
+    await router.service.enqueue('shop', { kind });
     expect((await get('/mode')).body).toEqual({ mode: kind });
-    expect((await post('/push/initialize', {})).body).toEqual({ connectionstatus: 'initialized' });
-    const products = [{ _id: `${kind}-p1`, sku: 'S1', variations: [{ prices: [{ tag: 'default', currency: 'EUR', number: '19.99' }], availabilities: [{ tag: 'default', quantity: '3' }] }] }];
-    expect((await post(`/${kind}/products`, { products: [{ _id: 'x', variations: [{ prices: [{ tag: 'd', currency: 'EUR', number: 19.99 }] }] }] })).status).toBe(400);
-    expect((await post(`/${kind}/products`, { products })).body).toEqual({ received: 1 });
+    expect((await get('/ping')).body).toEqual({ connectionstatus: 'fetchingremote' });
+    expect((await get('/strategy')).body).toEqual({ strategy: kind });
+    const other = kind === 'push' ? 'pingsample' : 'push';
+    expect((await post(`/${other}/initialize`, {})).status).toBe(409);
+    const initialized = { upstreamstatus: 'initialized', connectionstatus: 'initialized' };
+    expect((await post(`/${kind}/initialize`, {})).body).toEqual(initialized);
+    expect((await post(`/${kind}/initialize`, {})).body).toEqual(initialized);
+    const products = [{ _id: `${kind}-p1`, sku: 'S1', last_updated: '1517360038797 - 3', variations: [{ prices: [{ tag: 'default', currency: 'EUR', number: 19.99 }], availabilities: [{ tag: 'default', quantity: '3' }] }] }];
+    const bad = { _id: 'x', variations: [{ prices: [{ tag: 'd', currency: 'EUR', number: 'cheap' }] }] };
+    const page = await post(`/${kind}/products`, { products: [bad, ...products] });
+    expect(page.body).toEqual({ received: 1, refused: [{ index: 0, id: 'x', error: expect.stringMatching(/products\.0\.variations\.0\.prices\.0\.number/) }] });
+    // A sample push never moves the cursor; the push before it (same connection) did, to the value as sent.
+    expect((await get('/cursoroffset')).body).toEqual({ cursoroffset: '1517360038797 - 3' });
     expect((await post(`/${kind}/products/finish`, {})).body).toEqual({ ok: true });
     expect((await get('/entity')).body).toEqual({ entity: 'orders' });
-    expect((await post(`/${kind}/orders`, { orders: [{ _id: `${kind}-o1`, orderItems: [{ id: 'S1', quantity: '2', unitPrice: '9.50' }] }] })).body).toEqual({ received: 1 });
+    expect((await post(`/${kind}/orders`, { orders: [{ orderid: `${kind}-o1`, dateCreated: 1517360038797, orderItems: [{ id: 'S1', quantity: '2', unitPrice: 9.5 }] }] })).body).toEqual({ received: 1 });
     expect((await post(`/${kind}/orders/finish`, {})).body).toEqual({ ok: true });
     expect((await post(`/${kind}/orders/finish`, {})).body).toEqual({ ok: true, duplicate: true });
     expect((await post(`/${kind}/finish`, {})).body).toEqual({ ok: true });
     if (kind === 'push') {
       // The spec's printed order finish (push/products/finish) finishes the orders once products are finished.
-      router.service.enqueue('shop', { kind: 'push' });
+      await router.service.enqueue('shop', { kind: 'push' });
       await post('/push/initialize', {});
       await post('/push/products/finish', {});
       expect((await post('/push/products/finish', {})).body).toEqual({ ok: true });
@@ -301,9 +350,9 @@ describe('reverse connection, live', () => {
     }
   });
 
-  it('a failing service store: 500 {error} without internals, and the service keeps serving', async () => {
+  it('a failing store or state store: 500 {error} without internals, nothing changed, and the service keeps serving', async () => {
     failing.add('*.list');
-    brokenRouter.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await brokenRouter.service.enqueue('shop', { kind: 'pull', entity: 'products' });
     const init = await post('/pull/initialize', {}, '/pull/initialize', brokenBase);
     expect(init.status).toBe(500);
     expect(JSON.stringify(init.body)).not.toMatch(/db\.internal|5432/);
@@ -311,12 +360,12 @@ describe('reverse connection, live', () => {
     expect((await post('/pull/initialize', {}, '/pull/initialize', brokenBase)).status).toBe(200);
     failing.add('*.get');
     expect((await get('/pull/products/next', '/pull/products/next', brokenBase)).status).toBe(500);
-    brokenRouter.service.enqueue('shop2', { kind: 'pull', entity: 'orders' });
+    await brokenRouter.service.enqueue('shop2', { kind: 'pull', entity: 'orders' });
     expect((await call(brokenBase, 'POST', tmpl('/pull/initialize'), path('/pull/initialize', CONN2), { body: '{}' })).status).toBe(200);
     expect((await call(brokenBase, 'GET', tmpl('/pull/orders/next'), path('/pull/orders/next', CONN2))).status).toBe(500);
     failing.clear();
-    brokenRouter.service.enqueue('shop', { kind: 'push' });
-    failing.add('*.upsert');
+    await brokenRouter.service.enqueue('shop', { kind: 'push' });
+    failing.add('*.upsertMany');
     // Finish the pull first: the push is queued behind it.
     for (;;) {
       const more = await get('/pull/products/hasmore', '/pull/products/hasmore', brokenBase);
@@ -332,6 +381,18 @@ describe('reverse connection, live', () => {
     await post('/push/products/finish', {}, '/push/products/finish', brokenBase);
     expect((await post('/push/orders', { orders: [{ _id: 'o' }] }, '/push/orders', brokenBase)).status).toBe(500);
     failing.clear();
+    // The state store down while a call changes the connection: 500, and the change is not kept.
+    const before = await brokenRouter.service.status('shop');
+    stateDown = true;
+    const lost = await post('/push/orders/finish', {}, '/push/orders/finish', brokenBase);
+    expect([lost.status, lost.body]).toEqual([500, { error: "the service could not read or save the connection's state; try the call again" }]);
+    stateDown = false;
+    expect(await brokenRouter.service.status('shop')).toEqual(before);
+    // Down from the start: every call needs the connection's state first, and answers 500.
+    for (const [method, rel] of reverseOps()) {
+      const reply = await call(downBase, method, tmpl(rel), path(concrete(rel)), method === 'POST' ? { body: JSON.stringify(validBody(rel)) } : {});
+      expect({ rel, status: reply.status, body: reply.body }).toEqual({ rel, status: 500, body: { error: "the service could not read or save the connection's state; try the call again" } });
+    }
   });
 });
 

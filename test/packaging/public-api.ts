@@ -18,6 +18,9 @@ import {
   parseWire,
   ProductSchema,
   StorebridgeError,
+  registerAdapterSpec,
+  UnstorableValueError,
+  type AdapterRegistration,
   type ListOptions,
   type OpenApiDocument,
   type Order,
@@ -35,7 +38,7 @@ import { demoCatalog } from 'storebridge/demo';
 import { createDaemon, createReverseServiceRouter, type ReverseService } from 'storebridge/reverse';
 import { createStoreCore as createStoreCoreAgain } from 'storebridge/server';
 import { MemoryCheckpointStore, runSync, type SyncReport } from 'storebridge/sync';
-import type { SqlAdapterOptions } from 'storebridge/adapters/sql';
+import { SqlDriverUnavailableError, type SqlAdapterOptions } from 'storebridge/adapters/sql';
 import type { RequestHandler } from 'express';
 
 // ---- The contract: types derived from the zod schemas -----------------------------------------
@@ -79,6 +82,12 @@ class ArrayAdapter extends BaseStoreAdapter {
 }
 const custom: StoreAdapter = new ArrayAdapter();
 
+// ---- The CLI's adapter registry (what a storebridge-adapter-NAME package exports) ------------------
+export const storebridgeAdapter: AdapterRegistration = { prefix: ['array'], describe: 'array', open: async () => new ArrayAdapter() };
+registerAdapterSpec(storebridgeAdapter);
+// @ts-expect-error open takes the spec string
+registerAdapterSpec({ prefix: 'array2', describe: 'array2', open: async (n: number) => new ArrayAdapter() });
+
 // ---- The store router and its handlers ----------------------------------------------------------
 const memory: MemoryAdapter = createMemoryAdapter(demoCatalog(10));
 const options: StoreRouterOptions = { adapter: memory, svcKeys: ['k1', { key: 'k2', id: 'next', expiresAt: Date.now() + 86_400_000 }], pageSize: 50, rateLimit: { limit: 600 } };
@@ -116,14 +125,17 @@ const sqlOptions: SqlAdapterOptions = { spec: 'sqlite::memory:' } as SqlAdapterO
 // ---- The reverse connection -----------------------------------------------------------------------
 const reverseRouter = createReverseServiceRouter({ adapter: memory, connections: [{ key: 'conn-key', name: 'shop' }] });
 const service: ReverseService = reverseRouter.service;
-service.enqueue('shop', { kind: 'pull', entity: 'products' });
-// @ts-expect-error a pull names its entity
-service.enqueue('shop', { kind: 'pull' });
+void service.enqueue('shop', { kind: 'pull', entity: 'products' });
+void service.enqueue('shop', { kind: 'pull' }); // products, then orders
+// @ts-expect-error a pull's entity is products or orders
+void service.enqueue('shop', { kind: 'pull', entity: 'customers' });
 const daemon = createDaemon({ serviceUrl: 'https://sync.example.com', connectionKey: 'conn-key', adapter: custom });
 
 // ---- Errors ---------------------------------------------------------------------------------------
 function describe(err: unknown): string {
   if (err instanceof InvalidOptionError) return `${err.code}: ${err.option}`;
+  if (err instanceof UnstorableValueError) return `${err.code}: ${err.field}`;
+  if (err instanceof SqlDriverUnavailableError) return `${err.code}: ${err.driver}`;
   if (err instanceof StorebridgeError) return err.code;
   return 'unknown';
 }

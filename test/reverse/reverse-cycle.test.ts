@@ -12,10 +12,10 @@ describe('daemon ⇄ service, in-process on loopback', () => {
     svc = await startService(40);
     const catalog = demoCatalog(40);
     const service = svc.router.service;
-    service.enqueue('shop', { kind: 'pull', entity: 'products' });
-    service.enqueue('shop', { kind: 'pull', entity: 'orders' });
-    service.enqueue('shop', { kind: 'push' });
-    service.enqueue('shop', { kind: 'pingsample' });
+    await service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+    await service.enqueue('shop', { kind: 'push' });
+    await service.enqueue('shop', { kind: 'pingsample' });
     const store = createMemoryAdapter();
     const events: DaemonEvent[] = [];
     const daemon = createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, onEvent: (e) => events.push(e) });
@@ -37,7 +37,7 @@ describe('daemon ⇄ service, in-process on loopback', () => {
     );
     expect((await allItems(store, 'orders')).length).toBe(catalog.orders.length);
 
-    const status = service.status('shop');
+    const status = await service.status('shop');
     expect(status).toMatchObject({
       connectionstatus: 'finished',
       mode: 'idle',
@@ -56,16 +56,17 @@ describe('daemon ⇄ service, in-process on loopback', () => {
   test('a push lands in the service store converted to webhook form; a sample push does not', async () => {
     svc = await startService(0);
     const store = createMemoryAdapter(demoCatalog(12));
-    svc.router.service.enqueue('shop', { kind: 'pingsample' });
+    await svc.router.service.enqueue('shop', { kind: 'pingsample' });
     const daemon = createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, sampleSize: 5 });
     expect((await daemon.runOnce()).sampled).toEqual({ products: 5, orders: 3 });
     expect(await svc.store.products.count()).toBe(0);
-    // The sample kept for inspection is exactly the store's first page, in reverse form.
-    const firstFive = (await store.products.list({ sortorder: 'asc', limit: 5, signal: AbortSignal.timeout(5000) })).map((x) => CONVERTERS.products.toReverse(JSON.parse(x.json)));
-    expect(svc.router.service.status('shop').lastSample?.products).toEqual(firstFive);
-    expect(svc.router.service.status('shop').products).toMatchObject({ sampled: 5, received: 0 });
+    // The sample kept for inspection is exactly the store's first page (what the reverse form carries, read back into the store's form).
+    const firstFive = (await store.products.list({ sortorder: 'asc', limit: 5, signal: AbortSignal.timeout(5000) })).map((x) => CONVERTERS.products.toWebhook(CONVERTERS.products.toReverse(JSON.parse(x.json))));
+    const status = await svc.router.service.status('shop');
+    expect(status.lastSample?.products).toEqual(firstFive);
+    expect(status.products).toMatchObject({ sampled: 5, received: 0 });
 
-    svc.router.service.enqueue('shop', { kind: 'push' });
+    await svc.router.service.enqueue('shop', { kind: 'push' });
     const report = await daemon.runOnce();
     expect(report.pushed).toEqual({ products: 12, orders: 3 });
     const expected = (await allItems(store, 'products')).map((p) => CONVERTERS.products.toReverse(p as never));

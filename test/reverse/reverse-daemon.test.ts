@@ -36,11 +36,11 @@ describe('the daemon against a real service', () => {
     const catalog = demoCatalog(12);
     const refused = new Set([catalog.products[2]._id, catalog.products[7]._id]);
     const store = new PickyStore(refused, catalog.orders[1]._id);
-    for (const kind of ['products', 'orders'] as const) svc.router.service.enqueue('shop', { kind: 'pull', entity: kind });
-    svc.router.service.enqueue('shop', { kind: 'push' });
+    for (const kind of ['products', 'orders'] as const) await svc.router.service.enqueue('shop', { kind: 'pull', entity: kind });
+    await svc.router.service.enqueue('shop', { kind: 'push' });
     const report = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(report).toMatchObject({ ok: true, pulled: { products: 10, orders: 2 }, failed: 3, pushed: { products: 10, orders: 2 } });
-    const status = svc.router.service.status('shop');
+    const status = (await svc.router.service.status('shop'));
     expect(status.products).toMatchObject({ delivered: 12, succeeded: 10, failed: 2 });
     expect(status.orders).toMatchObject({ delivered: 3, succeeded: 2, failed: 1 });
     const byId = new Map(status.failures.map((f) => [f.id, f]));
@@ -75,8 +75,8 @@ describe('the daemon against a real service', () => {
     const { shipments: _s, messages: _m, rating: _r, feedback: _f, ...plainOrder } = order;
     await svc.store.orders.upsert({ ...plainOrder, status: 'refunded', buyer: { ...plainOrder.buyer, billingaddress: undefined, shipmentaddress: undefined }, last_updated: order.last_updated! + 1 }, seed);
     const store = createMemoryAdapter({ products: [product], orders: [order] });
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
     expect((await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce()).pulled).toEqual({ products: 1, orders: 1 });
     const p = (await store.products.get(product._id))!;
     expect(p.title).toBe('Renamed by the service');
@@ -92,25 +92,25 @@ describe('the daemon against a real service', () => {
   test('a pull of chosen ids: an id the service no longer has is skipped and reported, the rest are pulled', async () => {
     svc = await startService(6);
     const ids = demoCatalog(6).products.map((p) => p._id);
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products', ids: [ids[4], 'gone-42', ids[1], ids[4]] });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products', ids: [ids[4], 'gone-42', ids[1], ids[4]] });
     const store = createMemoryAdapter();
     const report = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(report).toMatchObject({ ok: true, pulled: { products: 2 }, errors: [] });
     expect(await store.products.count()).toBe(2);
-    const status = svc.router.service.status('shop');
+    const status = (await svc.router.service.status('shop'));
     expect(status.products).toMatchObject({ delivered: 3, succeeded: 2, skipped: 1 });
     expect(status.failures).toEqual([expect.objectContaining({ id: 'gone-42', source: 'service', error: "the item is no longer in the service's store" })]);
   });
 
   test('two daemons racing on one connection: every item stored and acknowledged once, none lost', async () => {
     svc = await startService(20);
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'orders' });
     const store = createMemoryAdapter();
     const make = () => createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, maxConsecutiveErrors: 50 });
     const reports = await Promise.all([make().runOnce(), make().runOnce()]);
     expect(reports.every((r) => r.ok)).toBe(true);
-    const status = svc.router.service.status('shop');
+    const status = (await svc.router.service.status('shop'));
     expect(status.products).toMatchObject({ delivered: 20, succeeded: 20, failed: 0, skipped: 0 });
     expect(status.orders).toMatchObject({ delivered: 5, succeeded: 5, failed: 0 });
     expect(status.transactions.map((t) => t.kind)).toEqual(['pull', 'pull']);
@@ -122,12 +122,12 @@ describe('the daemon against a real service', () => {
     const wrong = 'not-the-key-5150';
     const report = await createDaemon({ serviceUrl: svc.url, connectionKey: wrong, adapter: createMemoryAdapter(), pollIntervalMs: 2 }).runOnce();
     expect(report.ok).toBe(false);
-    expect(report.errors).toEqual(['GET {P}/mode answered HTTP 404: not found']);
+    expect(report.errors).toEqual(['GET {P}/ping answered HTTP 404: not found']);
   });
 
   test('a daemon that dies mid-item gets the same item after restart; nothing lost or doubled', async () => {
     svc = await startService(8);
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
     const store = createMemoryAdapter();
     // Daemon 1 "dies" right after receiving its 4th item (it never stores or acknowledges it).
     let nexts = 0;
@@ -140,22 +140,22 @@ describe('the daemon against a real service', () => {
       }
       return res;
     };
-    const first = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, fetch: dying, maxConsecutiveErrors: 1 }).runOnce();
+    const first = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, fetch: dying, maxConsecutiveErrors: 1, retry: 0 }).runOnce();
     expect(first.ok).toBe(false);
     expect(first.pulled.products).toBe(3);
-    expect(svc.router.service.status('shop').current).toMatchObject({ kind: 'pull', phase: 'leased', leasedId: diedWith, remaining: 5 });
+    expect((await svc.router.service.status('shop')).current).toMatchObject({ kind: 'pull', phase: 'leased', leasedId: diedWith, remaining: 5 });
 
     const events: DaemonEvent[] = [];
     const second = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, onEvent: (e) => events.push(e) }).runOnce();
     expect(second).toMatchObject({ ok: true, pulled: { products: 5 }, errors: [] });
     expect(events.find((e) => e.type === 'item-stored')).toEqual({ type: 'item-stored', entity: 'products', id: diedWith });
-    expect(svc.router.service.status('shop').products).toMatchObject({ delivered: 8, redelivered: 1, succeeded: 8, failed: 0 });
+    expect((await svc.router.service.status('shop')).products).toMatchObject({ delivered: 8, redelivered: 1, succeeded: 8, failed: 0 });
     expect(await store.products.count()).toBe(8);
   });
 
   test('a daemon that dies after its acknowledgement went out resumes at the next item, without a second acknowledgement', async () => {
     svc = await startService(5);
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
     const store = createMemoryAdapter();
     let acks = 0;
     const dying: typeof fetch = async (input, init) => {
@@ -163,24 +163,24 @@ describe('the daemon against a real service', () => {
       if (String(input).endsWith('/succeded') && ++acks === 2) throw new Error('killed before reading the reply');
       return res;
     };
-    expect((await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, fetch: dying, maxConsecutiveErrors: 1 }).runOnce()).ok).toBe(false);
-    expect(svc.router.service.status('shop').current).toMatchObject({ phase: 'acked', remaining: 3 });
+    expect((await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, fetch: dying, maxConsecutiveErrors: 1, retry: 0 }).runOnce()).ok).toBe(false);
+    expect((await svc.router.service.status('shop')).current).toMatchObject({ phase: 'acked', remaining: 3 });
     const second = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(second).toMatchObject({ ok: true, pulled: { products: 3 }, errors: [] });
-    expect(svc.router.service.status('shop').products).toMatchObject({ delivered: 5, redelivered: 0, succeeded: 5 });
+    expect((await svc.router.service.status('shop')).products).toMatchObject({ delivered: 5, redelivered: 0, succeeded: 5 });
   });
 
   test('lease expiry: an item handed out and never acknowledged is handed out again, once', async () => {
     const clock = { now: 1_000_000 };
     svc = await startService(3, { leaseMs: 60_000, now: () => clock.now });
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
     const base = P(svc.url);
     await fetch(`${base}/pull/initialize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     const first = ((await (await fetch(`${base}/pull/products/next`)).json()) as { product: Product }).product._id;
-    expect(svc.router.service.status('shop').current).toMatchObject({ leasedId: first, leaseExpired: false });
+    expect((await svc.router.service.status('shop')).current).toMatchObject({ leasedId: first, leaseExpired: false });
     expect(await (await fetch(`${base}/pull/products/readyfornext`)).json()).toEqual({ ready: false });
     clock.now += 60_000;
-    expect(svc.router.service.status('shop').current).toMatchObject({ leasedId: first, leaseExpired: true });
+    expect((await svc.router.service.status('shop')).current).toMatchObject({ leasedId: first, leaseExpired: true });
     // After expiry the item is back at the head: readyfornext is true, hasmore ready, next hands out the same item.
     expect(await (await fetch(`${base}/pull/products/readyfornext`)).json()).toEqual({ ready: true });
     expect(await (await fetch(`${base}/pull/products/hasmore`)).json()).toEqual({ hasmore: 'ready' });
@@ -198,14 +198,14 @@ describe('the daemon against a real service', () => {
     const store = createMemoryAdapter();
     const report = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(report.pulled.products).toBe(2);
-    expect(svc.router.service.status('shop').products).toMatchObject({ delivered: 3, redelivered: 1, succeeded: 3, failed: 0 });
+    expect((await svc.router.service.status('shop')).products).toMatchObject({ delivered: 3, redelivered: 1, succeeded: 3, failed: 0 });
     // Once the transaction is over, any acknowledgement is out of order.
     expect((await ack('succeded', { product: again })).status).toBe(409);
   });
 
   test('start() works while there is work and stop() stops between items; a later run resumes', async () => {
     svc = await startService(10);
-    svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
+    await svc.router.service.enqueue('shop', { kind: 'pull', entity: 'products' });
     const store = createMemoryAdapter();
     let stored = 0;
     let stopping: Promise<void> | undefined;
@@ -228,19 +228,19 @@ describe('the daemon against a real service', () => {
       }, 2);
     });
     await stopping;
-    const mid = svc.router.service.status('shop');
+    const mid = (await svc.router.service.status('shop'));
     expect(mid.connectionstatus).toBe('initialized');
     expect(mid.products.succeeded).toBe(4);
     expect(mid.current).toMatchObject({ phase: 'ready', remaining: 6 }); // the 4th item was acknowledged and closed
     const rest = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2 }).runOnce();
     expect(rest.pulled.products).toBe(6);
-    expect(svc.router.service.status('shop').products).toMatchObject({ delivered: 10, redelivered: 0, succeeded: 10 });
+    expect((await svc.router.service.status('shop')).products).toMatchObject({ delivered: 10, redelivered: 0, succeeded: 10 });
   });
 
   test('push pages keep within the byte budget; a push interrupted between pages resumes', async () => {
     svc = await startService(0);
     const store = createMemoryAdapter(demoCatalog(30));
-    svc.router.service.enqueue('shop', { kind: 'push' });
+    await svc.router.service.enqueue('shop', { kind: 'push' });
     const pages: number[] = [];
     let posts = 0;
     const dying: typeof fetch = async (input, init) => {
@@ -248,7 +248,7 @@ describe('the daemon against a real service', () => {
       return fetch(input, init);
     };
     const budget = 8_000;
-    const first = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, maxPageBytes: budget, fetch: dying, maxConsecutiveErrors: 1 }).runOnce();
+    const first = await createDaemon({ serviceUrl: svc.url, connectionKey: KEY, adapter: store, pollIntervalMs: 2, maxPageBytes: budget, fetch: dying, maxConsecutiveErrors: 1, retry: 0 }).runOnce();
     expect(first.ok).toBe(false);
     const second = await createDaemon({
       serviceUrl: svc.url,
@@ -261,7 +261,7 @@ describe('the daemon against a real service', () => {
     expect(second.ok).toBe(true);
     expect(pages.length).toBeGreaterThan(3);
     expect(Math.max(...pages)).toBeLessThanOrEqual(budget);
-    expect(svc.router.service.status('shop').products.received).toBe(30);
+    expect((await svc.router.service.status('shop')).products.received).toBe(30);
     expect(await svc.store.products.count()).toBe(30);
   });
 });

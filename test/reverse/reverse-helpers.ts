@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createReverseServiceRouter, type ReverseServiceRouter } from '../../lib/reverse';
-import type { ReverseServiceOptions } from '../../lib/reverse';
+import type { ReverseBindingOptions, ReverseServiceOptions } from '../../lib/reverse';
 
 export const KEY = 'conn-key-7f3a9c';
 
@@ -16,9 +16,9 @@ export interface RunningService {
 }
 
 /** A real service on 127.0.0.1:0 whose store holds `demoCatalog(products)`. */
-export async function startService(products: number, extra: Partial<ReverseServiceOptions> = {}): Promise<RunningService> {
+export async function startService(products: number, extra: Partial<ReverseServiceOptions> & ReverseBindingOptions = {}): Promise<RunningService> {
   const store = createMemoryAdapter(demoCatalog(products));
-  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], ...extra });
+  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], answerRoot: true, ...extra });
   const app = express();
   app.use(router);
   const server: Server = await new Promise((resolve) => {
@@ -29,7 +29,7 @@ export async function startService(products: number, extra: Partial<ReverseServi
     url: `http://127.0.0.1:${port}`,
     router,
     store,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
 

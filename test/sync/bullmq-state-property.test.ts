@@ -49,7 +49,17 @@ describeRedis('Redis sync state (properties)', () => {
   test('checkpoints round-trip any valid state, across Redis connections', async () => {
     const other = new Redis(REDIS_URL);
     try {
-      const progress = fc.record({ seen: fc.nat(), written: fc.nat(), unchanged: fc.nat(), duplicates: fc.nat(), invalid: fc.nat(), anomalies: fc.nat() });
+      const progress = fc.record({
+        seen: fc.nat(),
+        written: fc.nat(),
+        unchanged: fc.nat(),
+        duplicates: fc.nat(),
+        invalid: fc.nat(),
+        anomalies: fc.nat(),
+        stubs: fc.nat(),
+        fetchedById: fc.nat(),
+        normalisations: fc.dictionary(fc.constantFrom('number-from-string', 'next-empty', 'items-total-placeholder'), fc.nat()),
+      });
       const hw = fc.record({ products: fc.nat(), orders: fc.nat() }, { requiredKeys: [] });
       const state: fc.Arbitrary<SyncState> = fc.record(
         {

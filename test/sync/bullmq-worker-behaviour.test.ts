@@ -245,6 +245,29 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     expect(value('storebridge_sync_run_duration_seconds_count{outcome="ok"}')).toBe(1);
   });
 
+  test('a run the retry policy does not retry (the store refused the key) fails its job at once', async () => {
+    const store: FakeStore = await startFakeStore({ products: demoCatalog(5).products, key: 'the-right-key-123456' });
+    closers.push(() => store.close());
+    const seen: SyncObservation[] = [];
+    workers.push(
+      createSyncWorker({
+        connection: REDIS_URL,
+        prefix,
+        retry: { delay: () => 20 },
+        resolveConnection: () => ({ client: { baseUrl: store.url, svcKey: 'a-wrong-key-654321' }, sink: createMemoryAdapter() }),
+        observers: [{ observe: (o) => void seen.push(o) }],
+      }),
+    );
+    queue = createSyncQueue({ connection: REDIS_URL, prefix, retry: { limit: 4 } });
+    const jobId = await queue.runNow('shop');
+    await waitFor('the job to fail', async () => (await queue!.queue.getJob(jobId))?.failedReason !== undefined);
+    const job = (await queue.queue.getJob(jobId))!;
+    expect([await job.getState(), job.attemptsMade]).toEqual(['failed', 1]);
+    expect(job.failedReason).toMatch(/STORE_AUTH/);
+    expect(seen).toHaveLength(1);
+    expect(store.requests).toHaveLength(1);
+  });
+
   test('a connection missing from the registry fails without retries; job data holds no key', async () => {
     const seen: string[] = [];
     workers.push(createSyncWorker({ connection: REDIS_URL, prefix, resolveConnection: () => undefined, onError: (e) => seen.push(e.message) }));

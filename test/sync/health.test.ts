@@ -46,7 +46,7 @@ test('last run per connection: time, outcome, counts; a failed one makes the ser
     let body = (await res.json()) as any;
     expect(body).toMatchObject({ status: 'ok', counts: { ok: 1, store_issues: 0, failed: 0, stale: 0 } });
     expect(body.connections).toEqual([
-      expect.objectContaining({ connection: 'good', outcome: 'ok', jobid: 1, resumed: false, stale: false, products: { count: 16, seen: 16, written: 16, invalid: 0, duplicates: 0 }, orders: expect.objectContaining({ count: 4 }) }),
+      expect.objectContaining({ connection: 'good', outcome: 'ok', jobid: 1, resumed: false, stale: false, products: { count: 16, seen: 16, written: 16, invalid: 0, duplicates: 0, normalised: 0, fetchedById: 0 }, orders: expect.objectContaining({ count: 4 }) }),
     ]);
     expect(Date.parse(body.connections[0].at)).toBeGreaterThanOrEqual(Date.parse(body.connections[0].startedAt));
     expect(body.connections[0].lastOkAt).toBe(body.connections[0].at);

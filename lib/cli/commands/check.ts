@@ -1,97 +1,97 @@
 /**
- * `storebridge check URL --key K [--json] [--writes]`
+ * `storebridge check URL --key K [--json] [--writes] [--strict]`, or with one URL per entity
+ * `storebridge check --products-url U --orders-url U --key K …`
  *
  * Runs the endpoint conformance checks (`lib/conformance/endpoint-checker.ts`) against any store
- * and prints a table, or with `--json` one line `{"ok":bool,"checks":[{"name","ok","detail"}]}`
- * last on stdout. Exits non-zero when any check fails. Write probes only with `--writes`.
+ * and prints a table, or with `--json` one line `{"ok":bool,"checks":[{"name","ok","detail","level"}]}`
+ * last on stdout. Exits non-zero when a `must` check fails (with `--strict`: any check). Write
+ * probes only with `--writes`.
  */
-import { parseArgs } from 'node:util';
-import { intArg, missingSecret, secretArg } from '../args';
+import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
-import { checkEndpoints, type CheckReport } from '../../conformance/endpoint-checker';
+import { checkEndpoints, type CheckReport, type CheckResult, type EndpointCheckOptions } from '../../conformance/endpoint-checker';
+import { STORE_FLAGS, storeTarget } from './store-flags';
 
-export const HELP = `usage: storebridge check URL --key K [options]
+export const command = defineCommand({
+  name: 'check',
+  usage: 'URL --key K [options]\n       storebridge check --products-url U --orders-url U --key K [options]',
+  summary:
+    "Checks a store's endpoints (URL/products, URL/orders, or the connection's URL per entity) against the connector interface. Each check is a \"must\" (the interface's own rules) or a \"should\" (hardening, and what the deployed Click2Sync service relies on: C2SKey, ?id=, optional sortorder and jobid). A failed \"should\" is a warning.",
+  positionals: { name: 'URL', min: 0, max: 1 },
+  flags: {
+    ...STORE_FLAGS,
+    json: { type: 'boolean', help: 'print {"ok":bool,"checks":[{"name","ok","detail","level"}]} as the last stdout line' },
+    strict: { type: 'boolean', help: 'failed "should" checks fail the run too' },
+    writes: { type: 'boolean', help: 'also probe add/update order: creates and updates one test order ("storebridge-check-…") and sends one bad order that must be refused' },
+    'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
+    timeout: { type: 'int', min: 1, max: 3_600_000, default: 60_000, unit: 'ms', metavar: 'MS', help: "per-request time limit, the spec's processing limit by default" },
+  },
+  epilogue: 'Exit status: 0 when every "must" check passes (with --strict: every check), 1 otherwise, 2 on a usage error.',
+});
 
-Checks a store's endpoints (URL/products, URL/orders) against the connector interface.
+export const HELP = command.help();
 
-options:
-  --key K              the SvcKey the store expects (or set STOREBRIDGE_KEY); never printed
-  --json               print {"ok":bool,"checks":[{"name","ok","detail"}]} as the last stdout line
-  --writes             also probe add/update order: creates and updates one test order
-                       ("storebridge-check-…") and sends one bad order that must be refused
-  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
-  --timeout MS         per-request time limit (default 60000, the spec's processing limit)
-  -h, --help           this text
+type CheckArgs = Omit<EndpointCheckOptions, 'onCheck' | 'signal'> & { json: boolean };
 
-Exit status: 0 when every check passes, 1 when any fails, 2 on a usage error.`;
+/** The checker's options from the parsed flags; or a usage message. */
+function optionsOf({ values, positionals }: ParsedArgs<typeof command.spec.flags>): CheckArgs | string {
+  const target = storeTarget(positionals, values);
+  if (typeof target === 'string') return target;
+  return {
+    baseUrl: target.baseUrl,
+    urls: target.urls,
+    keyHeaders: target.keyHeaders,
+    svcKey: values.key,
+    json: values.json,
+    strict: values.strict,
+    writes: values.writes,
+    timeoutMs: values.timeout,
+    pageSize: values.pageSize || undefined,
+  };
+}
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        key: { type: 'string' },
-        json: { type: 'boolean' },
-        writes: { type: 'boolean' },
-        'page-size': { type: 'string' },
-        timeout: { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    io.err(`storebridge check: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  const usage = (msg: string) => (io.err(`storebridge check: ${msg}\n\n${HELP}`), 2);
-  if (positionals.length !== 1) return usage('exactly one store URL is required');
-  const key = secretArg(values.key, process.env, 'STOREBRIDGE_KEY');
-  if (!key) return usage(missingSecret('--key K', 'STOREBRIDGE_KEY'));
-  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
-  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
-  if (typeof pageSize === 'string') return usage(pageSize);
-  if (typeof timeoutMs === 'string') return usage(timeoutMs);
+const WIDTH = 34;
+const mark = (c: CheckResult) => (c.ok ? 'PASS' : c.level === 'must' ? 'FAIL' : 'WARN');
+
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async (parsed) => {
+    const options = optionsOf(parsed);
+    if (typeof options === 'string') return usageError(command, io, options);
+    return checkOnce(options, io);
+  });
+}
+
+async function checkOnce({ json, ...options }: CheckArgs, io: CliIO): Promise<number> {
   const controller = new AbortController();
   void io.shutdownSignal().then(() => controller.abort());
   let report: CheckReport;
-  const width = 34;
   try {
-    report = await checkEndpoints({
-      baseUrl: positionals[0],
-      svcKey: key,
-      writes: Boolean(values.writes),
-      timeoutMs,
-      pageSize: pageSize || undefined,
-      signal: controller.signal,
-      onCheck: values.json ? undefined : (c) => io.out(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)} ${c.detail}`),
-    });
+    report = await checkEndpoints({ ...options, signal: controller.signal, onCheck: json ? undefined : (c) => io.out(`${mark(c)}  ${c.name.padEnd(WIDTH)} ${c.detail}`) });
   } catch (err) {
     io.err(`storebridge check: ${(err as Error).message}`);
     return 2;
   }
-  if (values.json) io.out(JSON.stringify({ ok: report.ok, checks: report.checks }));
-  else io.out(summaryOf(report.checks));
+  if (json) io.out(JSON.stringify({ ok: report.ok, checks: report.checks.map(({ name, ok, detail, level }) => ({ name, ok, detail, level })) }));
+  else io.out(summaryOf(report, Boolean(options.strict)));
   return report.ok ? 0 : 1;
-}
-
-/** Names the failures when they are few; says what went wrong when one cause failed them all. */
-function summaryOf(checks: CheckReport['checks']): string {
-  const failed = checks.filter((c) => !c.ok);
-  const names = failed.length > 0 && failed.length <= MAX_NAMED_FAILURES ? `: ${failed.map((c) => c.name).join(', ')}` : '';
-  const lines = [`\n${checks.length} checks, ${failed.length} failed${names}`];
-  if (failed.length > 0 && failed.every((c) => /network failure|timed out/.test(c.detail))) {
-    lines.push('The store could not be reached: is the URL right and the store up? (every check failed on the connection)');
-  } else if (failed.length > MAX_NAMED_FAILURES && failed.filter((c) => /\b401\b/.test(c.detail)).length * 2 > failed.length) {
-    lines.push('The store refused the key (HTTP 401) on most requests that carried it: is --key the key this store expects?');
-  }
-  return lines.join('\n');
 }
 
 /** Past this many failures the summary gives their count, not their names (each has its line above). */
 const MAX_NAMED_FAILURES = 8;
+
+/** Names the failures and warnings when they are few; says what went wrong when one cause failed them all. */
+export function summaryOf(report: CheckReport, strict: boolean): string {
+  const { checks } = report;
+  const failures = checks.filter((c) => !c.ok && (strict || c.level === 'must'));
+  const warnings = checks.filter((c) => !c.ok && !strict && c.level === 'should');
+  const names = (list: CheckResult[]) => (list.length > 0 && list.length <= MAX_NAMED_FAILURES ? `: ${list.map((c) => c.name).join(', ')}` : '');
+  const lines = [`\n${checks.length} checks, ${failures.length} failed${names(failures)}`];
+  if (warnings.length) lines.push(`${warnings.length} warning${warnings.length === 1 ? '' : 's'} (should)${names(warnings)}; --strict makes them fail`);
+  const notOk = checks.filter((c) => !c.ok);
+  if (notOk.length > 0 && notOk.every((c) => /network failure|timed out/.test(c.detail))) {
+    lines.push('The store could not be reached: is the URL right and the store up? (every check failed on the connection)');
+  } else if (notOk.length > MAX_NAMED_FAILURES && notOk.filter((c) => /\b401\b|refused the key/.test(c.detail)).length * 2 > notOk.length) {
+    lines.push('The store refused the key (HTTP 401) on most requests that carried it: is --key the key this store expects?');
+  }
+  return lines.join('\n');
+}

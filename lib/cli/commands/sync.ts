@@ -1,116 +1,77 @@
 /**
- * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`
+ * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`, or with one URL per entity
+ * `storebridge sync --products-url U --orders-url U --key K …` (a deployed connection's
+ * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query).
  *
- * Pulls every product and order from the store at URL (`URL/products`, `URL/orders`) into a sink
- * adapter. With `--json` the last stdout line is the report DESIGN.md fixes. The key may come
- * from `STOREBRIDGE_KEY`; it is never printed.
+ * Pulls every product and order from the store into a sink adapter. With `--json` the last stdout
+ * line is the report DESIGN.md fixes (with added members only). The key may come from
+ * `STOREBRIDGE_KEY`; it is never printed.
  */
-import { parseArgs } from 'node:util';
-import { firstProblem, intArg, missingSecret, secretArg } from '../args';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
+import { defineCommand, runCommand, usageError, type FlagValues, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
 import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
+import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
+import type { StoreClientOptions } from '../../client/client-options';
+import { STORE_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/webhook';
 
-export const HELP = `usage: storebridge sync URL --key K [options]
+export const command = defineCommand({
+  name: 'sync',
+  usage: 'URL --key K [options]\n       storebridge sync --products-url U --orders-url U --key K [options]',
+  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity, into a sink.",
+  positionals: { name: 'URL', min: 0, max: 1 },
+  flags: {
+    ...STORE_FLAGS,
+    into: { type: 'string', metavar: 'ADAPTER', default: 'memory', help: `the sink: ${ADAPTER_SPEC_HELP}` },
+    json: { type: 'boolean', help: 'print the run report as one JSON line, last on stdout' },
+    state: {
+      type: 'string',
+      metavar: 'FILE',
+      help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one',
+    },
+    connection: { type: 'string', metavar: 'NAME', help: "the connection's name in the state file (default: the URL's host)" },
+    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state)" },
+    strategy: { type: 'string', metavar: 'S', choices: ['auto', 'offset', 'cursor'], default: 'auto', help: 'auto | offset | cursor; auto follows next when the store gives one' },
+    'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
+    concurrency: { type: 'int', min: 1, max: 64, default: 1, help: 'parallel offset pages once itemsTotal is known' },
+    timeout: { type: 'int', min: 1, max: 3_600_000, default: 60_000, unit: 'ms', metavar: 'MS', help: "per-request time limit, the spec's by default" },
+    retries: { type: 'int', min: 0, max: 100, default: 3, help: 'retries per request on network errors, timeouts, 5xx, 429' },
+    'by-id-concurrency': { type: 'int', min: 1, max: 64, default: 8, help: 'by-ID reads at once when a store lists ids only' },
+  },
+  epilogue: `What the reader had to normalise (numbers sent as strings, epoch-ms dates, next: "", placeholder
+totals, …) is printed as warnings on stderr and counted in the report; it does not fail the run.
 
-Pulls every product and order from the store at URL (URL/products, URL/orders) into a sink.
+Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`,
+});
 
-options:
-  --key K              the connection's SvcKey (or set STOREBRIDGE_KEY); never printed
-  --into ADAPTER       the sink: ${ADAPTER_SPEC_HELP} (default memory)
-  --json               print the run report as one JSON line, last on stdout
-  --state FILE         keep jobid, high water and checkpoints in this JSON file: a run that is
-                       interrupted resumes where it stopped (default: none, jobid starts at 1);
-                       use it with a kept sink (--into sqlite:FILE, …), not the memory one
-  --connection NAME    the connection's name in the state file (default: the URL's host)
-  --incremental        walk desc and stop at the last run's high water (needs --state)
-  --strategy S         auto | offset | cursor (default auto: follow next when the store gives one)
-  --page-size N        ask for N items per page with the limit parameter; 0 sends none (default 100)
-  --concurrency N      parallel offset pages once itemsTotal is known (default 1)
-  --timeout MS         per-request time limit (default 60000, the spec's)
-  --retries N          retries per request on network errors, timeouts, 5xx, 429 (default 3)
-  -h, --help           this text
-
-Exit status: 0 when the run completed and the store behaved, 1 otherwise, 2 on a usage error.`;
+export const HELP = command.help();
 
 interface SyncArgs {
-  url: string;
-  key: string;
-  into: string;
-  json: boolean;
-  state?: string;
+  client: StoreClientOptions;
+  values: FlagValues<typeof command.spec.flags>;
   connection: string;
-  incremental: boolean;
-  strategy: 'auto' | 'offset' | 'cursor';
-  pageSize: number;
-  concurrency: number;
-  timeoutMs: number;
-  retries: number;
 }
 
-function parse(args: string[], env: NodeJS.ProcessEnv): SyncArgs | string {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        key: { type: 'string' },
-        into: { type: 'string' },
-        json: { type: 'boolean' },
-        state: { type: 'string' },
-        connection: { type: 'string' },
-        incremental: { type: 'boolean' },
-        strategy: { type: 'string' },
-        'page-size': { type: 'string' },
-        concurrency: { type: 'string' },
-        timeout: { type: 'string' },
-        retries: { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    return (err as Error).message;
-  }
-  if (positionals.length !== 1) return 'exactly one store URL is required';
-  const url = positionals[0];
-  let host: string;
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'the URL must be http(s)';
-    if (u.username || u.password) return 'the URL must not carry credentials; pass the key with --key';
-    host = u.host;
-  } catch {
-    return `"${url}" is not a URL`;
-  }
-  const key = secretArg(values.key, env, 'STOREBRIDGE_KEY');
-  if (!key) return missingSecret('--key K', 'STOREBRIDGE_KEY');
-  const pageSize = intArg('page-size', values['page-size'], { min: 0, max: 100_000, fallback: 100 });
-  const concurrency = intArg('concurrency', values.concurrency, { min: 1, max: 64, fallback: 1 });
-  const timeoutMs = intArg('timeout', values.timeout, { min: 1, max: 3_600_000, fallback: 60_000 });
-  const retries = intArg('retries', values.retries, { min: 0, max: 100, fallback: 3 });
-  const problem = firstProblem([pageSize, concurrency, timeoutMs, retries]);
-  if (problem) return problem;
-  const strategy = values.strategy ?? 'auto';
-  if (strategy !== 'auto' && strategy !== 'offset' && strategy !== 'cursor') return '--strategy must be auto, offset or cursor';
+/** The run's settings from the parsed flags; or a usage message. */
+function settingsOf({ values, positionals }: ParsedArgs<typeof command.spec.flags>): SyncArgs | string {
+  const target = storeTarget(positionals, values);
+  if (typeof target === 'string') return target;
   if (values.incremental && !values.state) return '--incremental needs --state FILE (the high water of the last run is kept there)';
   return {
-    url,
-    key,
-    into: values.into ?? 'memory',
-    json: Boolean(values.json),
-    state: values.state,
-    connection: values.connection ?? host,
-    incremental: Boolean(values.incremental),
-    strategy,
-    pageSize: pageSize as number,
-    concurrency: concurrency as number,
-    timeoutMs: timeoutMs as number,
-    retries: retries as number,
+    client: {
+      baseUrl: target.baseUrl,
+      urls: target.urls,
+      keyHeaders: target.keyHeaders,
+      svcKey: values.key,
+      timeoutMs: values.timeout,
+      retry: values.retries,
+      pageSize: values.pageSize || undefined,
+    },
+    values,
+    connection: values.connection ?? target.host,
   };
 }
 
@@ -152,45 +113,51 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
 }
 
 const entityLine = (entity: Entity, r: EntityReport) =>
-  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''})`;
+  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''})`;
 
-/** The exact `--json` line of DESIGN.md's CLI contract. */
+/**
+ * The `--json` line of DESIGN.md's CLI contract, its members first and in its order; then the
+ * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
+ * normalisations of both entities by kind.
+ */
 export function jsonLine(report: SyncReport): string {
-  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs });
+  const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {} });
 }
 
-export async function run(args: string[], io: CliIO): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(HELP);
-    return 0;
-  }
-  const parsed = parse(args, process.env);
-  if (typeof parsed === 'string') {
-    io.err(`storebridge sync: ${parsed}\n\n${HELP}`);
-    return 2;
-  }
+/** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
+export function normalisationWarnings(report: SyncReport): string[] {
+  const line = (entity: Entity, counts: NormalisationCounts) => {
+    const kinds = Object.entries(counts).sort(([, a], [, b]) => (b ?? 0) - (a ?? 0));
+    return `warning: ${entity}: ${totalNormalisations(counts)} normalised (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); see docs/client.md "The tolerant reader"`;
+  };
+  return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalisations ?? {}) > 0).map((e) => line(e, report[e].normalisations ?? {}));
+}
+
+export function run(args: string[], io: CliIO): Promise<number> {
+  return runCommand(command, args, io, async (parsed) => {
+    const settings = settingsOf(parsed);
+    if (typeof settings === 'string') return usageError(command, io, settings);
+    return syncOnce(settings, io);
+  });
+}
+
+async function syncOnce({ client: clientOptions, values, connection }: SyncArgs, io: CliIO): Promise<number> {
   let client;
   try {
-    client = createStoreClient({
-      baseUrl: parsed.url,
-      svcKey: parsed.key,
-      timeoutMs: parsed.timeoutMs,
-      retry: parsed.retries,
-      pageSize: parsed.pageSize || undefined,
-    });
+    client = createStoreClient(clientOptions);
   } catch (err) {
     io.err(`storebridge sync: ${(err as Error).message}`);
     return 2;
   }
   let sink;
   try {
-    sink = await openAdapter(parsed.into);
+    sink = await openAdapter(values.into);
   } catch (err) {
     io.err(`storebridge sync: --into: ${(err as Error).message}`);
     return 2;
   }
-  if (parsed.state && parsed.into === 'memory') {
+  if (values.state && values.into === 'memory') {
     io.err('storebridge sync: note: --state with the memory sink (no --into): the sink is not kept between runs, so a resumed or incremental run holds only what it wrote itself');
   }
   const controller = new AbortController();
@@ -199,13 +166,14 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   let report: SyncReport;
   try {
     report = await runSync({
-      connectionId: parsed.connection,
+      connectionId: connection,
       client,
       sink,
-      checkpoints: parsed.state ? new JsonFileCheckpointStore(parsed.state) : new MemoryCheckpointStore(),
-      mode: parsed.incremental ? 'incremental' : 'full',
-      strategy: parsed.strategy,
-      concurrency: parsed.concurrency,
+      checkpoints: values.state ? new JsonFileCheckpointStore(values.state) : new MemoryCheckpointStore(),
+      mode: values.incremental ? 'incremental' : 'full',
+      strategy: values.strategy,
+      concurrency: values.concurrency,
+      byIdConcurrency: values.byIdConcurrency,
       signal: controller.signal,
       onEvent: (e) => bar?.update(e),
     });
@@ -213,14 +181,19 @@ export async function run(args: string[], io: CliIO): Promise<number> {
     bar?.done();
     await sink.close?.();
   }
+  printReport(report, values.json, io);
+  return report.ok ? 0 : 1;
+}
+
+function printReport(report: SyncReport, json: boolean, io: CliIO): void {
   for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
   for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  for (const w of normalisationWarnings(report)) io.err(w);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
-  if (parsed.json) io.out(jsonLine(report));
+  if (json) io.out(jsonLine(report));
   else {
     io.out(entityLine('products', report.products));
     io.out(entityLine('orders', report.orders));
     io.out(`job ${report.jobid}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
   }
-  return report.ok ? 0 : 1;
 }

@@ -1,115 +1,102 @@
 /**
  * The state machine of one reverse connection, pure and synchronous: no I/O, no framework, the
  * clock passed in. The service (`reverse-service.ts`) feeds it the item ids of a pull and does the
- * store reads and writes around it; everything about *whether* a call is allowed now, and what it
- * changes, is decided here. Every refused call returns `{ok: false, status: 409, error}` and leaves
- * the machine exactly as it was.
+ * store reads and writes around it; whether a call is allowed now, and what it changes, is decided
+ * here. Every refused call returns `{ok: false, status: 409, error}` and leaves the machine as it was.
  *
- * Connection status: `waiting → initialized → finishing → finished → waiting` (the last move when
- * a transaction is queued). Pull item cycle: `hasmore` (waiting | ready | done) → `next` →
+ * Its whole state is `MachineState` (plain JSON) plus two in-memory indexes rebuilt from records on
+ * restore: the item ids of the pull entity in progress, and the ids a push received. Every change
+ * that must outlive the process is also queued as an effect (`drain()`), which the service writes
+ * to its state store in one batch with the state before it answers.
+ *
+ * Connection status: `waiting → initialized → finishing → finished → waiting` (the last move when a
+ * transaction is queued). Pull item cycle: `hasmore` (waiting | ready | done) → `next` →
  * `succeded` / `failed` → `readyfornext` → `hasmore` … See docs/reverse-connection.md.
  */
-import type { ConnectionStatus, HasMore, Mode, StorageFailureReport } from '../../contract/messages';
+import type { ConnectionStatus, HasMore, Mode, PingStatus, PushStrategy, StorageFailureReport } from '../../contract/messages';
 import type { Entity } from '../../contract/webhook';
+import {
+  initialState,
+  type FailureRecord,
+  type IdMapping,
+  type MachineState,
+  type Outcome,
+  type PullState,
+  type PushKind,
+  type PushState,
+  type QueuedTransaction,
+  type TransactionOutcome,
+  type TransactionRequest,
+  type TransactionSummary,
+} from './reverse-machine-state';
 
-/** A transaction the service wants the daemon to run. */
-export type TransactionRequest =
-  | { readonly kind: 'pull'; readonly entity: Entity; /** Only these `_id`s (default: every item of the entity). */ readonly ids?: readonly string[] }
-  | { readonly kind: 'push' }
-  | { readonly kind: 'pingsample' };
-
-export type TransactionKind = TransactionRequest['kind'];
-export type Outcome = 'succeded' | 'failed';
+export * from './reverse-machine-state';
 
 export type MachineResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly status: 409; readonly error: string };
 
-/** Per-entity counters, cumulative over the connection's life. */
-export interface EntityCounts {
-  /** Distinct items handed out by `next` (a re-delivery of the same item is not counted again). */
-  delivered: number;
-  /** Extra deliveries of an item already handed out (daemon restart, lease expiry). */
-  redelivered: number;
-  succeeded: number;
-  failed: number;
-  /** Items of a pull the service could not hand out (gone from its store, unconvertible). */
-  skipped: number;
-  /** Distinct items received by normal push pages. */
-  received: number;
-  /** Distinct items received by sample push pages (never written to the store). */
-  sampled: number;
-}
-
-export interface FailureRecord {
-  readonly transaction: number;
-  readonly entity: Entity;
-  readonly id: string;
-  /** `daemon`: a `failed` report; `service`: the service skipped the item (see `skip`). */
-  readonly source: 'daemon' | 'service';
-  readonly error: string;
-  readonly reasons: StorageFailureReport['reasons'];
-  readonly at: number;
-}
-
-export interface TransactionSummary {
-  readonly transaction: number;
-  readonly kind: TransactionKind;
-  readonly entity?: Entity;
-  readonly startedAt: number;
-  readonly finishedAt: number;
-  /** Pull: items in the transaction; push: distinct items received per entity. */
-  readonly items: number | { readonly products: number; readonly orders: number };
-}
-
-interface PullState {
-  readonly kind: 'pull';
-  readonly transaction: number;
-  readonly entity: Entity;
-  readonly startedAt: number;
-  readonly ids: readonly string[];
-  /** Index of the item the cycle is at (everything before it is acknowledged or skipped). */
-  pos: number;
-  /** `ready`: expecting `next`; `leased`: item `ids[pos]` is out; `acked`: expecting `readyfornext`. */
-  phase: 'ready' | 'leased' | 'acked';
-  /** Whether `ids[pos]` has been handed out at least once. */
-  headDelivered: boolean;
-  leaseUntil: number;
-  readonly outcomes: Map<string, Outcome | 'skipped'>;
-  entityFinished: boolean;
-}
-
-interface PushState {
-  readonly kind: 'push' | 'pingsample';
-  readonly transaction: number;
-  readonly startedAt: number;
-  /** The entity whose pages are expected now; `done` once both entity finishes are in. */
-  phase: Entity | 'done';
-  readonly pages: Record<Entity, number>;
-  readonly received: Record<Entity, Set<string>>;
-}
+/** A change to persist beside the state (see `drain`). */
+export type MachineEffect =
+  | { readonly type: 'pull-items'; readonly transaction: number; readonly entity: Entity; readonly ids: readonly string[] }
+  | { readonly type: 'received'; readonly transaction: number; readonly entity: Entity; readonly page: number; readonly ids: readonly string[] }
+  | { readonly type: 'failure'; readonly seq: number; readonly record: FailureRecord }
+  | { readonly type: 'mapping'; readonly seq: number; readonly record: IdMapping }
+  /** A transaction ended: its records (item lists, received pages) can go. */
+  | { readonly type: 'ended'; readonly transaction: number; readonly listed: Partial<Record<Entity, number>>; readonly pages: Partial<Record<Entity, number>> };
 
 export interface MachineConfig {
   /** How long an item handed out stays reserved for the daemon (ms). */
   readonly leaseMs: number;
-  /** Failure records kept (oldest dropped first). */
-  readonly maxFailures: number;
+  /** A running transaction with no daemon call for this long ends as `expired` (ms). */
+  readonly transactionIdleMs: number;
   /** Transaction summaries kept. */
   readonly maxHistory: number;
 }
 
-export const DEFAULT_MACHINE_CONFIG: MachineConfig = { leaseMs: 60_000, maxFailures: 1000, maxHistory: 50 };
+export const DEFAULT_MACHINE_CONFIG: MachineConfig = { leaseMs: 60_000, transactionIdleMs: 900_000, maxHistory: 50 };
 
-const ok = <T>(value: T): MachineResult<T> => ({ ok: true, value });
-const conflict = (error: string): MachineResult<never> => ({ ok: false, status: 409, error });
+/** What a restored machine needs beside its state: the records of the running transaction. */
+export interface MachineRecords {
+  /** The item ids of the pull entity in progress. */
+  readonly pullIds?: readonly string[];
+  /** The ids received so far by the running push, per entity. */
+  readonly received?: Partial<Record<Entity, readonly string[]>>;
+}
 
-/** A snapshot of the current transaction, for the status view. */
+/** A queued transaction as the status view shows it. */
+export type QueuedView =
+  | { readonly kind: 'pull'; readonly entities: readonly Entity[]; readonly entity?: Entity; readonly ids?: readonly string[] }
+  | { readonly kind: 'push'; readonly full?: boolean }
+  | { readonly kind: 'pingsample' };
+
+/** A snapshot of the running transaction, for the status view. */
 export interface CurrentView {
   readonly transaction: number;
-  readonly kind: TransactionKind;
+  readonly kind: TransactionRequest['kind'];
+  readonly entities?: readonly Entity[];
+  /** The entity in progress (a push: the one whose pages are expected; absent once both are finished). */
   readonly entity?: Entity;
   readonly phase: string;
+  readonly startedAt: number;
+  /** The last daemon call of this transaction. */
+  readonly touchedAt: number;
+  /** When it ends as `expired` if no daemon call comes. */
+  readonly expiresAt: number;
   readonly remaining?: number;
   readonly leasedId?: string;
   readonly leaseExpired?: boolean;
+  readonly received?: { readonly products: number; readonly orders: number };
+}
+
+const ok = <T>(value: T): MachineResult<T> => ({ ok: true, value });
+const conflict = (error: string): MachineResult<never> => ({ ok: false, status: 409, error });
+const ENTITIES_IN_ORDER: readonly Entity[] = ['products', 'orders'];
+
+function copyRequest(request: TransactionRequest): QueuedTransaction {
+  if (request.kind === 'pull') {
+    const entities = request.entity ? [request.entity] : [...ENTITIES_IN_ORDER];
+    return request.ids ? { kind: 'pull', entities, ids: [...new Set(request.ids)] } : { kind: 'pull', entities };
+  }
+  return request.kind === 'push' ? { kind: 'push', full: request.full === true } : { kind: 'pingsample' };
 }
 
 /**
@@ -120,145 +107,260 @@ export interface CurrentView {
  * const m = new ReverseConnectionMachine();
  * m.enqueue({ kind: 'pull', entity: 'products' });
  * m.initializePull('products', ['p1'], Date.now());
- * m.next('products', Date.now());            // {ok: true, value: {id: 'p1', redelivery: false}}
- * m.acknowledge('products', 'p1', 'succeded', undefined, Date.now());
- * m.readyForNext('products', Date.now());    // {ok: true, value: true}
- * m.hasMore('products', Date.now());         // {ok: true, value: 'done'}
+ * m.next('products', Date.now());                      // {ok: true, value: {id: 'p1', redelivery: false}}
+ * m.acknowledge('products', ['p1'], 'succeded', {}, Date.now());
+ * m.readyForNext('products', Date.now());              // {ok: true, value: true}
+ * m.hasMore('products', Date.now());                   // {ok: true, value: 'done'}
  * ```
  */
 export class ReverseConnectionMachine {
-  private statusValue: ConnectionStatus = 'waiting';
-  private readonly queue: TransactionRequest[] = [];
-  private current: PullState | PushState | undefined;
-  private transactionSeq = 0;
-  readonly counts: Record<Entity, EntityCounts> = { products: emptyCounts(), orders: emptyCounts() };
-  readonly failures: FailureRecord[] = [];
-  readonly history: TransactionSummary[] = [];
+  private readonly s: MachineState;
   private readonly config: MachineConfig;
+  /** Ids of the pull entity in progress. */
+  private ids: readonly string[] = [];
+  /** Ids received by the running push, per entity. */
+  private received: Record<Entity, Set<string>> = { products: new Set(), orders: new Set() };
+  private effects: MachineEffect[] = [];
 
-  constructor(config: Partial<MachineConfig> = {}) {
+  constructor(config: Partial<MachineConfig> = {}, state?: MachineState, records: MachineRecords = {}) {
     this.config = { ...DEFAULT_MACHINE_CONFIG, ...config };
+    this.s = state ?? initialState();
+    if (this.s.current?.kind === 'pull') this.ids = records.pullIds ?? [];
+    else if (this.s.current) {
+      for (const e of ENTITIES_IN_ORDER) this.received[e] = new Set(records.received?.[e] ?? []);
+    }
+  }
+
+  /** The state (plain JSON; the live object: serialize it, do not keep it) and the effects since the last drain. */
+  drain(): { readonly state: MachineState; readonly effects: MachineEffect[] } {
+    const effects = this.effects;
+    this.effects = [];
+    return { state: this.s, effects };
   }
 
   // ---- reads ------------------------------------------------------------------------------
 
   get status(): ConnectionStatus {
-    return this.statusValue;
+    return this.s.status;
+  }
+
+  get counts(): MachineState['counts'] {
+    return this.s.counts;
+  }
+
+  get history(): readonly TransactionSummary[] {
+    return this.s.history;
+  }
+
+  /** Per entity, the `last_updated` of the last item a normal push received, as sent (0 before any). */
+  get cursors(): Readonly<Record<Entity, number | string>> {
+    return this.s.cursors;
   }
 
   /** What the service wants now: the running transaction's kind, else the queue head's, else idle. */
   mode(): Mode {
-    return this.current?.kind ?? this.queue[0]?.kind ?? 'idle';
+    return this.s.current?.kind ?? this.s.queue[0]?.kind ?? 'idle';
   }
 
-  /** The queued transactions (not the running one). */
-  queued(): readonly TransactionRequest[] {
-    return this.queue.map((t) => (t.kind === 'pull' ? { kind: 'pull', entity: t.entity, ...(t.ids ? { ids: [...t.ids] } : {}) } : { ...t }));
+  /** `GET ping`: `fetchingremote` when a push is wanted, `pulling` when a pull is, else `idle`. */
+  ping(): PingStatus {
+    const kind = this.mode();
+    return kind === 'idle' ? 'idle' : kind === 'pull' ? 'pulling' : 'fetchingremote';
+  }
+
+  /** `GET strategy`: the kind of push wanted (the running one's, else the queue head's); `push` otherwise. */
+  strategy(): PushStrategy {
+    return this.mode() === 'pingsample' ? 'pingsample' : 'push';
+  }
+
+  /** The queued transactions (not the running one); a pull of one entity also names it as `entity`. */
+  queued(): readonly QueuedView[] {
+    return this.s.queue.map((t): QueuedView => {
+      if (t.kind === 'pull') return { ...t, entities: [...t.entities], ...(t.entities.length === 1 ? { entity: t.entities[0] } : {}) };
+      return t.kind === 'push' && !t.full ? { kind: 'push' } : { ...t };
+    });
   }
 
   /**
-   * The entity of the running transaction (a push: the one whose pages are expected now), else
-   * the one the queued transaction starts with. 409 when nothing is queued, and when a push has
-   * finished both entities (only the general finish is left).
+   * The entity of the running transaction (a push: the one whose pages are expected now), else the
+   * one the queued transaction starts with. 409 when nothing is queued, and during a push whose
+   * entities are both finished (only the general finish is left).
    */
   entity(): MachineResult<Entity> {
-    const c = this.current;
-    if (c?.kind === 'pull') return ok(c.entity);
+    const c = this.s.current;
+    if (c?.kind === 'pull') return ok(c.entities[c.index]);
     if (c) return c.phase === 'done' ? conflict(`both entities of this ${c.kind} are finished: call the general finish`) : ok(c.phase);
-    const head = this.queue[0];
+    const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
-    return ok(head.kind === 'pull' ? head.entity : 'products');
+    return ok(head.kind === 'pull' ? head.entities[0] : 'products');
+  }
+
+  /**
+   * `GET cursoroffset`: where an incremental push of the current entity (products when none) starts:
+   * the `last_updated` of the last item a normal push received, exactly as it was sent, or 0. A
+   * `full` push answers 0 for an entity until a page of it arrives.
+   */
+  cursorOffset(): number | string {
+    const e = this.entity();
+    const entity = e.ok ? e.value : 'products';
+    const c = this.s.current;
+    const head = this.s.queue[0];
+    const full = c ? c.kind === 'push' && c.full && c.pages[entity] === 0 : head?.kind === 'push' && head.full;
+    return full ? 0 : this.s.cursors[entity];
   }
 
   currentView(now: number): CurrentView | null {
-    const c = this.current;
+    const c = this.s.current;
     if (!c) return null;
-    if (c.kind === 'pull') {
-      const leased = c.phase === 'leased';
-      return {
-        transaction: c.transaction,
-        kind: 'pull',
-        entity: c.entity,
-        phase: c.entityFinished ? 'entity finished' : c.phase,
-        remaining: c.ids.length - c.pos,
-        ...(leased ? { leasedId: c.ids[c.pos], leaseExpired: now >= c.leaseUntil } : {}),
-      };
+    const common = { transaction: c.transaction, kind: c.kind, startedAt: c.startedAt, touchedAt: c.touchedAt, expiresAt: c.touchedAt + this.config.transactionIdleMs };
+    if (c.kind !== 'pull') {
+      return { ...common, ...(c.phase !== 'done' ? { entity: c.phase } : {}), phase: c.phase === 'done' ? 'entities finished' : `${c.phase} pages`, received: { ...c.received } };
     }
-    return { transaction: c.transaction, kind: c.kind, phase: c.phase };
+    const leased = c.phase === 'leased';
+    return {
+      ...common,
+      entities: [...c.entities],
+      entity: c.entities[c.index],
+      phase: c.entityFinished ? 'entity finished' : c.phase,
+      remaining: c.total - c.pos,
+      ...(leased ? { leasedId: this.ids[c.pos], leaseExpired: now >= c.leaseUntil } : {}),
+    };
   }
 
-  // ---- the queue --------------------------------------------------------------------------
+  // ---- the queue, cancel, expiry ----------------------------------------------------------
 
   /** Adds a transaction; returns its position in the queue (0 = next). */
   enqueue(request: TransactionRequest): number {
-    const copy: TransactionRequest =
-      request.kind === 'pull' ? { kind: 'pull', entity: request.entity, ...(request.ids ? { ids: [...new Set(request.ids)] } : {}) } : { kind: request.kind };
-    this.queue.push(copy);
-    // DESIGN.md: the service moves `finished` back to `waiting` once it has the next transaction.
-    if (this.statusValue === 'finished') this.statusValue = 'waiting';
-    return this.queue.length - 1;
+    this.s.queue.push(copyRequest(request));
+    // The service moves `finished` back to `waiting` once it has the next transaction.
+    if (this.s.status === 'finished') this.s.status = 'waiting';
+    return this.s.queue.length - 1;
+  }
+
+  /** Ends the running transaction as `cancelled` (the operator's queue). `transaction`, when given, must be the running one. */
+  cancel(now: number, transaction?: number): MachineResult<number> {
+    const c = this.s.current;
+    if (!c) return conflict('no transaction is running on this connection');
+    if (transaction !== undefined && transaction !== c.transaction) return conflict(`transaction ${transaction} is not the running one (${c.transaction})`);
+    this.end('cancelled', now);
+    return ok(c.transaction);
+  }
+
+  /** Ends the running transaction as `expired` when no daemon call came for `transactionIdleMs`; returns it. */
+  expire(now: number): TransactionSummary | undefined {
+    const c = this.s.current;
+    if (!c || now - c.touchedAt < this.config.transactionIdleMs) return undefined;
+    return this.end('expired', now);
+  }
+
+  /** A daemon call of the running transaction: it is alive (see `expire`). */
+  private touch(c: PullState | PushState, now: number): void {
+    if (now > c.touchedAt) c.touchedAt = now;
   }
 
   // ---- initialize -------------------------------------------------------------------------
 
-  /** Which pull `initializePull` would start (checked before the service lists the item ids). */
-  pullToInitialize(entity: Entity | undefined): MachineResult<{ entity: Entity; ids?: readonly string[] }> {
-    if (this.statusValue !== 'waiting') return conflict(`pull/initialize needs connectionstatus "waiting", it is "${this.statusValue}"`);
-    const head = this.queue[0];
+  /** Which pull `initializePull` would start (checked before the service lists the item ids). `repeat`: it is running already. */
+  pullToInitialize(entity: Entity | undefined): MachineResult<{ entity: Entity; ids?: readonly string[]; repeat?: true }> {
+    const c = this.s.current;
+    if (this.s.status === 'initialized' && c?.kind === 'pull' && (entity === undefined || c.entities.includes(entity))) {
+      return ok({ entity: c.entities[c.index], repeat: true });
+    }
+    if (this.s.status !== 'waiting') return conflict(`pull/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
+    const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
-    if (head.kind !== 'pull') return conflict(`the queued transaction is a ${head.kind}, not a pull (see GET mode)`);
-    if (entity !== undefined && entity !== head.entity) return conflict(`the queued pull is of ${head.entity}, not ${entity} (see GET entity)`);
-    return ok({ entity: head.entity, ...(head.ids ? { ids: head.ids } : {}) });
+    if (head.kind !== 'pull') return conflict(`the queued transaction is a ${head.kind}, not a pull (see GET ping)`);
+    if (entity !== undefined && entity !== head.entities[0]) return conflict(`the queued pull starts with ${head.entities[0]}, not ${entity} (see GET entity)`);
+    return ok({ entity: head.entities[0], ...(head.ids ? { ids: head.ids } : {}) });
   }
 
-  /** Starts the queued pull with the given item ids (in delivery order). */
+  /** Starts the queued pull with the item ids of its first entity (in delivery order); a repeat changes nothing. */
   initializePull(entity: Entity | undefined, ids: readonly string[], now: number): MachineResult<ConnectionStatus> {
     const check = this.pullToInitialize(entity);
     if (!check.ok) return check;
-    this.queue.shift();
-    this.current = {
+    if (check.value.repeat) {
+      this.touch(this.s.current!, now);
+      return ok(this.s.status);
+    }
+    const head = this.s.queue.shift() as Extract<QueuedTransaction, { kind: 'pull' }>;
+    const pull: PullState = {
       kind: 'pull',
-      transaction: ++this.transactionSeq,
-      entity: check.value.entity,
+      transaction: ++this.s.transactions,
       startedAt: now,
-      ids: [...new Set(ids)],
+      touchedAt: now,
+      entities: [...head.entities],
+      ...(head.ids ? { given: head.ids } : {}),
+      index: 0,
+      total: 0,
+      listed: {},
       pos: 0,
       phase: 'ready',
       headDelivered: false,
       leaseUntil: 0,
-      outcomes: new Map(),
+      aliases: [],
+      last: null,
       entityFinished: false,
+      acknowledged: { products: 0, orders: 0 },
     };
-    this.statusValue = 'initialized';
-    return ok(this.statusValue);
+    this.s.current = pull;
+    this.setPullItems(pull, ids);
+    this.s.status = 'initialized';
+    return ok(this.s.status);
   }
 
-  /** Starts the queued push or sample push. */
-  initializePush(now: number): MachineResult<ConnectionStatus> {
-    if (this.statusValue !== 'waiting') return conflict(`push/initialize needs connectionstatus "waiting", it is "${this.statusValue}"`);
-    const head = this.queue[0];
+  private setPullItems(c: PullState, ids: readonly string[]): void {
+    const unique = [...new Set(ids)];
+    const entity = c.entities[c.index];
+    this.ids = unique;
+    c.total = unique.length;
+    c.listed[entity] = unique.length;
+    this.effects.push({ type: 'pull-items', transaction: c.transaction, entity, ids: unique });
+  }
+
+  /** Starts the queued push (`push/initialize`) or sample push (`pingsample/initialize`); a repeat on the running one changes nothing. */
+  initializePush(kind: PushKind, now: number): MachineResult<ConnectionStatus> {
+    const c = this.s.current;
+    if (this.s.status === 'initialized' && c?.kind === kind) {
+      this.touch(c, now);
+      return ok(this.s.status);
+    }
+    if (this.s.status !== 'waiting') return conflict(`${kind}/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
+    const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
-    if (head.kind === 'pull') return conflict('the queued transaction is a pull, not a push (see GET mode)');
-    this.queue.shift();
-    this.current = {
-      kind: head.kind,
-      transaction: ++this.transactionSeq,
+    if (head.kind !== kind) return conflict(`the queued transaction is a ${head.kind}, not a ${kind} (see GET ping and GET strategy)`);
+    this.s.queue.shift();
+    this.s.current = {
+      kind,
+      transaction: ++this.s.transactions,
       startedAt: now,
+      touchedAt: now,
+      full: head.kind === 'push' && head.full,
       phase: 'products',
       pages: { products: 0, orders: 0 },
-      received: { products: new Set(), orders: new Set() },
+      received: { products: 0, orders: 0 },
     };
-    this.statusValue = 'initialized';
-    return ok(this.statusValue);
+    this.received = { products: new Set(), orders: new Set() };
+    this.s.status = 'initialized';
+    return ok(this.s.status);
   }
 
   // ---- the pull item cycle ----------------------------------------------------------------
 
-  private pull(entity: Entity, call: string): MachineResult<PullState> {
-    const c = this.current;
-    if (this.statusValue !== 'initialized' || c?.kind !== 'pull') return conflict(`${call}: no pull transaction is initialized`);
-    if (c.entity !== entity) return conflict(`${call}: the pull in progress is of ${c.entity}, not ${entity}`);
+  private pull(entity: Entity, call: string, now: number): MachineResult<PullState> {
+    const c = this.s.current;
+    if (this.s.status !== 'initialized' || c?.kind !== 'pull') return conflict(`${call}: no pull transaction is initialized`);
+    if (c.entities[c.index] !== entity) {
+      const position = c.entities.indexOf(entity);
+      if (position === -1) return conflict(`${call}: the pull in progress is of ${c.entities.join(' and ')}, not ${entity}`);
+      if (position > c.index) return conflict(`${call}: the pull is at ${c.entities[c.index]} (see GET entity); ${entity} come after`);
+    }
+    this.touch(c, now);
     return ok(c);
+  }
+
+  /** Whether `entity` is an entity this pull has finished already (its calls answer as finished). */
+  private finishedEarlier(c: PullState, entity: Entity): boolean {
+    return c.entities.indexOf(entity) < c.index;
   }
 
   /** A lease that ran out puts its item back at the head of the transaction, to be handed out again. */
@@ -267,13 +369,13 @@ export class ReverseConnectionMachine {
   }
 
   hasMore(entity: Entity, now: number): MachineResult<HasMore> {
-    const r = this.pull(entity, `pull/${entity}/hasmore`);
+    const r = this.pull(entity, `pull/${entity}/hasmore`, now);
     if (!r.ok) return r;
     const c = r.value;
+    if (this.finishedEarlier(c, entity) || c.entityFinished) return ok('done');
     this.expireLease(c, now);
-    if (c.entityFinished) return ok('done');
     if (c.phase === 'acked') return ok('waiting');
-    return ok(c.phase === 'leased' || c.pos < c.ids.length ? 'ready' : 'done');
+    return ok(c.phase === 'leased' || c.pos < c.total ? 'ready' : 'done');
   }
 
   /**
@@ -282,51 +384,71 @@ export class ReverseConnectionMachine {
    * gets the same item, so nothing is lost or doubled.
    */
   next(entity: Entity, now: number): MachineResult<{ id: string; redelivery: boolean }> {
-    const r = this.pull(entity, `pull/${entity}/next`);
+    const r = this.pull(entity, `pull/${entity}/next`, now);
     if (!r.ok) return r;
     const c = r.value;
-    if (c.entityFinished) return conflict(`pull/${entity}/next: the ${entity} pull is finished`);
+    if (this.finishedEarlier(c, entity) || c.entityFinished) return conflict(`pull/${entity}/next: the ${entity} of this pull are finished`);
     if (c.phase === 'acked') return conflict(`pull/${entity}/next: the previous item is acknowledged but readyfornext was not read yet`);
-    if (c.pos >= c.ids.length) return conflict(`pull/${entity}/next: no item left (hasmore is "done")`);
-    const id = c.ids[c.pos];
+    if (c.pos >= c.total) return conflict(`pull/${entity}/next: no item left (hasmore is "done")`);
     const redelivery = c.headDelivered;
-    if (redelivery) this.counts[entity].redelivered++;
-    else this.counts[entity].delivered++;
+    if (redelivery) this.s.counts[entity].redelivered++;
+    else this.s.counts[entity].delivered++;
     c.headDelivered = true;
     c.phase = 'leased';
     c.leaseUntil = now + this.config.leaseMs;
-    return ok({ id, redelivery });
+    return ok({ id: this.ids[c.pos], redelivery });
+  }
+
+  /** Records the other ids (`sku` / `orderid`) of the item just handed out, by which a daemon may acknowledge it. */
+  handedOut(id: string, aliases: readonly string[]): void {
+    const c = this.s.current;
+    if (c?.kind === 'pull' && c.phase === 'leased' && this.ids[c.pos] === id) c.aliases = aliases.filter((a) => a !== '' && a !== id);
   }
 
   /**
-   * `succeded` / `failed` for an item. Accepted once, for the item handed out (also after its
-   * lease ran out, as long as no other item was handed out since). A repeat with the same outcome
-   * is answered `{duplicate: true}` and changes nothing; a repeat with the other outcome, or an
-   * acknowledgement of an item not handed out, is a 409.
+   * `succeded` / `failed` for an item, named by any id in `pathIds` (the raw path segment and its
+   * decoding): its `_id` or the alias it was handed out with. Accepted once, for the item handed out
+   * (also after its lease ran out, as long as no other item was handed out since). A repeat for the
+   * last item with the same outcome is answered `{duplicate: true}` and changes nothing; with the
+   * other outcome, or for an item not handed out, it is a 409. A `succeded` naming another
+   * `storeId` records the mapping.
    */
-  acknowledge(entity: Entity, id: string, outcome: Outcome, report: StorageFailureReport | undefined, now: number): MachineResult<{ duplicate: boolean }> {
+  acknowledge(
+    entity: Entity,
+    pathIds: readonly string[],
+    outcome: Outcome,
+    detail: { readonly report?: StorageFailureReport; readonly storeId?: string },
+    now: number,
+  ): MachineResult<{ duplicate: boolean; id: string }> {
     const call = `pull/${entity}/{id}/${outcome}`;
-    const r = this.pull(entity, call);
+    const r = this.pull(entity, call, now);
     if (!r.ok) return r;
     const c = r.value;
-    const previous = c.outcomes.get(id);
-    if (previous !== undefined) {
-      if (previous === outcome) return ok({ duplicate: true });
-      return conflict(`${call}: this item was already acknowledged as ${previous}`);
-    }
-    if (c.pos >= c.ids.length || c.ids[c.pos] !== id || !c.headDelivered || c.entityFinished) {
+    const names = (id: string, aliases: readonly string[]) => pathIds.some((p) => p === id || aliases.includes(p));
+    const headId = this.ids[c.pos];
+    const isHead = !this.finishedEarlier(c, entity) && !c.entityFinished && c.pos < c.total && c.headDelivered && c.phase !== 'acked' && names(headId, c.aliases);
+    if (!isHead) {
+      if (c.last && names(c.last.id, c.last.aliases)) {
+        return c.last.outcome === outcome ? ok({ duplicate: true, id: c.last.id }) : conflict(`${call}: this item was already acknowledged as ${c.last.outcome}`);
+      }
       return conflict(`${call}: this item is not the item handed out by next`);
     }
-    c.outcomes.set(id, outcome);
+    c.last = { id: headId, aliases: c.aliases, outcome };
     c.pos++;
     c.phase = 'acked';
     c.headDelivered = false;
-    if (outcome === 'succeded') this.counts[entity].succeeded++;
-    else {
-      this.counts[entity].failed++;
-      this.recordFailure({ transaction: c.transaction, entity, id, source: 'daemon', error: report?.error ?? '', reasons: report?.reasons ?? [], at: now });
+    c.aliases = [];
+    c.acknowledged[entity]++;
+    if (outcome === 'succeded') {
+      this.s.counts[entity].succeeded++;
+      const storeId = detail.storeId;
+      if (storeId !== undefined && storeId !== headId) this.recordMapping({ transaction: c.transaction, entity, pulledId: headId, pathId: pathIds[0], storeId, at: now });
+    } else {
+      this.s.counts[entity].failed++;
+      const report = detail.report ?? { error: '', reasons: [] };
+      this.recordFailure({ transaction: c.transaction, entity, id: headId, source: 'daemon', error: report.error, reasons: report.reasons, at: now });
     }
-    return ok({ duplicate: false });
+    return ok({ duplicate: false, id: headId });
   }
 
   /**
@@ -334,64 +456,86 @@ export class ReverseConnectionMachine {
    * recorded as skipped, with the reason, and the cycle moves on without a `readyfornext`.
    */
   skip(entity: Entity, id: string, reason: string, now: number): MachineResult<void> {
-    const r = this.pull(entity, 'skip');
+    const r = this.pull(entity, 'skip', now);
     if (!r.ok) return r;
     const c = r.value;
-    if (c.phase !== 'leased' || c.ids[c.pos] !== id) return conflict('skip: this item is not the item handed out');
-    c.outcomes.set(id, 'skipped');
+    if (c.phase !== 'leased' || this.ids[c.pos] !== id) return conflict('skip: this item is not the item handed out');
     c.pos++;
     c.phase = 'ready';
     c.headDelivered = false;
-    this.counts[entity].skipped++;
+    c.aliases = [];
+    this.s.counts[entity].skipped++;
     this.recordFailure({ transaction: c.transaction, entity, id, source: 'service', error: reason, reasons: [], at: now });
     return ok(undefined);
   }
 
   /** `true` once the last acknowledgement is processed (it closes it); `false` while an item is out. */
   readyForNext(entity: Entity, now: number): MachineResult<boolean> {
-    const r = this.pull(entity, `pull/${entity}/readyfornext`);
+    const r = this.pull(entity, `pull/${entity}/readyfornext`, now);
     if (!r.ok) return r;
     const c = r.value;
+    if (this.finishedEarlier(c, entity)) return ok(true);
     this.expireLease(c, now);
     if (c.phase === 'acked') c.phase = 'ready';
     return ok(c.phase !== 'leased');
   }
 
-  /** `pull/{entity}/finish`: every item acknowledged. A repeat is answered `{duplicate: true}`. */
-  finishPullEntity(entity: Entity): MachineResult<{ duplicate: boolean }> {
-    const r = this.pull(entity, `pull/${entity}/finish`);
+  /**
+   * `pull/{entity}/finish`: every item acknowledged. A repeat is answered `{duplicate: true}`. When
+   * the pull has another entity, `next` names it: the service lists its items and calls
+   * `startPullEntity` (`GET entity` then names it).
+   */
+  finishPullEntity(entity: Entity, now: number): MachineResult<{ duplicate: boolean; next?: { entity: Entity; ids?: readonly string[] } }> {
+    const r = this.pull(entity, `pull/${entity}/finish`, now);
     if (!r.ok) return r;
     const c = r.value;
-    if (c.entityFinished) return ok({ duplicate: true });
-    const open = c.ids.length - c.pos;
+    if (this.finishedEarlier(c, entity) || c.entityFinished) return ok({ duplicate: true });
+    const open = c.total - c.pos;
     if (open > 0) return conflict(`pull/${entity}/finish: ${open} item(s) not acknowledged yet (hasmore is not "done")`);
+    if (c.phase === 'acked') c.phase = 'ready';
+    if (c.index + 1 < c.entities.length) return ok({ duplicate: false, next: { entity: c.entities[c.index + 1], ...(c.given ? { ids: c.given } : {}) } });
     c.entityFinished = true;
-    c.phase = 'ready';
     return ok({ duplicate: false });
   }
 
+  /** Moves a pull to its next entity, with that entity's item ids (after `finishPullEntity` named it). */
+  startPullEntity(entity: Entity, ids: readonly string[]): MachineResult<void> {
+    const c = this.s.current;
+    if (c?.kind !== 'pull' || c.entities[c.index + 1] !== entity || c.pos < c.total) return conflict(`the pull cannot move on to ${entity} now`);
+    c.index++;
+    c.pos = 0;
+    c.phase = 'ready';
+    c.headDelivered = false;
+    c.aliases = [];
+    c.last = null;
+    this.setPullItems(c, ids);
+    return ok(undefined);
+  }
+
   /** `pull/finish`: ends the pull transaction (status `finishing`; `complete` makes it `finished`). */
-  finishPull(): MachineResult<ConnectionStatus> {
-    const c = this.current;
-    if (this.statusValue !== 'initialized' || c?.kind !== 'pull') return conflict('pull/finish: no pull transaction is initialized');
-    if (!c.entityFinished) return conflict(`pull/finish: call pull/${c.entity}/finish first`);
-    this.statusValue = 'finishing';
-    return ok(this.statusValue);
+  finishPull(now: number): MachineResult<ConnectionStatus> {
+    const c = this.s.current;
+    if (this.s.status !== 'initialized' || c?.kind !== 'pull') return conflict('pull/finish: no pull transaction is initialized');
+    this.touch(c, now);
+    if (!c.entityFinished) return conflict(`pull/finish: call pull/${c.entities[c.index]}/finish first${c.index + 1 < c.entities.length ? ' (see GET entity)' : ''}`);
+    this.s.status = 'finishing';
+    return ok(this.s.status);
   }
 
   // ---- push -------------------------------------------------------------------------------
 
-  private push(kind: 'push' | 'pingsample', call: string): MachineResult<PushState> {
-    const c = this.current;
-    if (this.statusValue !== 'initialized' || !c || c.kind === 'pull') return conflict(`${call}: no push transaction is initialized`);
+  private push(kind: PushKind, call: string, now: number): MachineResult<PushState> {
+    const c = this.s.current;
+    if (this.s.status !== 'initialized' || !c || c.kind === 'pull') return conflict(`${call}: no push transaction is initialized`);
     if (c.kind !== kind) return conflict(`${call}: the transaction in progress is a ${c.kind}, use its ${c.kind} paths`);
+    this.touch(c, now);
     return ok(c);
   }
 
   /** Whether a page of `entity` may be received now (checked before the body is stored). */
-  pageAllowed(kind: 'push' | 'pingsample', entity: Entity): MachineResult<void> {
+  pageAllowed(kind: PushKind, entity: Entity, now: number): MachineResult<void> {
     const call = `${kind}/${entity}`;
-    const r = this.push(kind, call);
+    const r = this.push(kind, call, now);
     if (!r.ok) return r;
     const c = r.value;
     if (c.phase !== entity) {
@@ -400,19 +544,31 @@ export class ReverseConnectionMachine {
     return ok(undefined);
   }
 
-  /** Records a received page (after the service has stored it). */
-  recordPage(kind: 'push' | 'pingsample', entity: Entity, ids: readonly string[]): MachineResult<{ received: number }> {
-    const allowed = this.pageAllowed(kind, entity);
+  /**
+   * Records a received page (after the service has stored it): `ids` are the items stored, in page
+   * order; `lastUpdated` the `last_updated` of its last one exactly as sent (a normal push moves
+   * `cursoroffset` to it; an empty page leaves it). Returns the distinct items new to this push.
+   */
+  recordPage(kind: PushKind, entity: Entity, ids: readonly string[], lastUpdated: number | string | undefined, now: number): MachineResult<{ received: number }> {
+    const allowed = this.pageAllowed(kind, entity, now);
     if (!allowed.ok) return allowed;
-    const c = this.current as PushState;
+    const c = this.s.current as PushState;
+    const seen = this.received[entity];
+    const fresh = [...new Set(ids)].filter((id) => !seen.has(id));
+    for (const id of fresh) seen.add(id);
     c.pages[entity]++;
-    for (const id of ids) {
-      if (c.received[entity].has(id)) continue;
-      c.received[entity].add(id);
-      if (kind === 'push') this.counts[entity].received++;
-      else this.counts[entity].sampled++;
-    }
-    return ok({ received: ids.length });
+    c.received[entity] += fresh.length;
+    this.s.counts[entity][kind === 'push' ? 'received' : 'sampled'] += fresh.length;
+    if (kind === 'push' && lastUpdated !== undefined) this.s.cursors[entity] = lastUpdated;
+    this.effects.push({ type: 'received', transaction: c.transaction, entity, page: c.pages[entity], ids: fresh });
+    return ok({ received: fresh.length });
+  }
+
+  /** An item of a push page the service could not read (the rest of the page is stored). */
+  refusePushItem(entity: Entity, id: string, error: string, now: number): void {
+    const c = this.s.current;
+    this.s.counts[entity].refused++;
+    this.recordFailure({ transaction: c?.transaction ?? 0, entity, id, source: 'push', error, reasons: [], at: now });
   }
 
   /**
@@ -421,9 +577,9 @@ export class ReverseConnectionMachine {
    * products are expected, and the orders once the products are finished. A repeat of a finish
    * already done is answered `{duplicate: true}`.
    */
-  finishPushEntity(kind: 'push' | 'pingsample', path: Entity): MachineResult<{ finished: Entity; duplicate: boolean }> {
+  finishPushEntity(kind: PushKind, path: Entity, now: number): MachineResult<{ finished: Entity; duplicate: boolean }> {
     const call = `${kind}/${path}/finish`;
-    const r = this.push(kind, call);
+    const r = this.push(kind, call, now);
     if (!r.ok) return r;
     const c = r.value;
     if (c.phase === 'done') return ok({ finished: path, duplicate: true });
@@ -432,48 +588,61 @@ export class ReverseConnectionMachine {
       c.phase = 'orders';
       return ok({ finished: 'products', duplicate: false });
     }
-    // phase orders
     if (path === 'products' && kind === 'pingsample') return ok({ finished: 'products', duplicate: true });
     c.phase = 'done';
     return ok({ finished: 'orders', duplicate: false });
   }
 
   /** `push/finish` / `pingsample/finish`: ends the push (status `finishing`). */
-  finishPush(kind: 'push' | 'pingsample'): MachineResult<ConnectionStatus> {
+  finishPush(kind: PushKind, now: number): MachineResult<ConnectionStatus> {
     const call = `${kind}/finish`;
-    const r = this.push(kind, call);
+    const r = this.push(kind, call, now);
     if (!r.ok) return r;
     if (r.value.phase !== 'done') return conflict(`${call}: finish the ${r.value.phase} first`);
-    this.statusValue = 'finishing';
-    return ok(this.statusValue);
+    this.s.status = 'finishing';
+    return ok(this.s.status);
   }
 
-  // ---- completion -------------------------------------------------------------------------
+  // ---- ending -----------------------------------------------------------------------------
 
-  /**
-   * Completes a finalization: `finishing → finished`, and on to `waiting` when another
-   * transaction is queued.
-   */
+  /** Completes a finalization: `finishing → finished`, and on to `waiting` when another transaction is queued. */
   complete(now: number): MachineResult<ConnectionStatus> {
-    const c = this.current;
-    if (this.statusValue !== 'finishing' || !c) return conflict('nothing is finishing');
+    if (this.s.status !== 'finishing' || !this.s.current) return conflict('nothing is finishing');
+    this.end('finished', now);
+    return ok(this.s.status);
+  }
+
+  private end(outcome: TransactionOutcome, now: number): TransactionSummary {
+    const c = this.s.current!;
     const summary: TransactionSummary =
       c.kind === 'pull'
-        ? { transaction: c.transaction, kind: 'pull', entity: c.entity, startedAt: c.startedAt, finishedAt: now, items: c.ids.length }
-        : { transaction: c.transaction, kind: c.kind, startedAt: c.startedAt, finishedAt: now, items: { products: c.received.products.size, orders: c.received.orders.size } };
-    this.history.push(summary);
-    if (this.history.length > this.config.maxHistory) this.history.shift();
-    this.current = undefined;
-    this.statusValue = this.queue.length > 0 ? 'waiting' : 'finished';
-    return ok(this.statusValue);
+        ? {
+            transaction: c.transaction,
+            kind: 'pull',
+            entities: [...c.entities],
+            startedAt: c.startedAt,
+            endedAt: now,
+            outcome,
+            items: { ...c.acknowledged },
+            ...(outcome !== 'finished' ? { remaining: c.total - c.pos } : {}),
+          }
+        : { transaction: c.transaction, kind: c.kind, startedAt: c.startedAt, endedAt: now, outcome, items: { ...c.received } };
+    this.s.history.push(summary);
+    if (this.s.history.length > this.config.maxHistory) this.s.history.shift();
+    this.effects.push({ type: 'ended', transaction: c.transaction, listed: c.kind === 'pull' ? { ...c.listed } : {}, pages: c.kind === 'pull' ? {} : { ...c.pages } });
+    this.s.current = null;
+    this.ids = [];
+    this.received = { products: new Set(), orders: new Set() };
+    this.s.status = this.s.queue.length > 0 ? 'waiting' : 'finished';
+    return summary;
   }
 
-  private recordFailure(f: FailureRecord): void {
-    this.failures.push(f);
-    if (this.failures.length > this.config.maxFailures) this.failures.shift();
+  private recordFailure(record: FailureRecord): void {
+    this.effects.push({ type: 'failure', seq: ++this.s.failureSeq, record });
   }
-}
 
-function emptyCounts(): EntityCounts {
-  return { delivered: 0, redelivered: 0, succeeded: 0, failed: 0, skipped: 0, received: 0, sampled: 0 };
+  private recordMapping(record: IdMapping): void {
+    this.s.counts[record.entity].mapped++;
+    this.effects.push({ type: 'mapping', seq: ++this.s.mappingSeq, record });
+  }
 }

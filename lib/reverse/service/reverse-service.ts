@@ -1,455 +1,324 @@
 /**
  * The service side of the reverse connection, framework-agnostic: `handle()` takes one daemon call
- * (method, connection key, path after the key, parsed body) and answers `{status, body}`. The
- * Express binding (`reverse-router.ts`) only parses bodies and sends the answer.
+ * (method, connection key, path after the key, parsed body) and answers `{status, body}`; the
+ * bindings (`lib/reverse/bindings/`) only read bodies and send answers.
  *
- * Per connection, calls are serialized (one at a time) and decided by `ReverseConnectionMachine`;
- * this layer does the store reads and writes: listing the items of a pull, reading an item for
- * `next`, writing normal push pages (converted to webhook form, `lastUpdated: 'keep'`).
+ * A call is matched to its route in the contract's `REVERSE_ROUTES` and run by the handler of that
+ * name (`reverse-handlers.ts`) against the connection's state machine. Per connection, calls are
+ * serialized; the connection's state is loaded from the state store on first use, and what a call
+ * changed is written back, in one batch, before it is answered. A call that fails (store or state
+ * store) answers 500 and leaves the connection as last saved: it is read back on the next call.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { KeyedMutex, keyOf, type SortKey, type StoreAdapter } from '../../adapter';
-import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
-import { CONVERTERS, ConversionError } from '../../contract/converters';
-import { InitializeBodySchema } from '../../contract/reverse-routes';
-import {
-  PulledOrderSchema,
-  PulledProductSchema,
-  PushOrdersPageSchema,
-  PushProductsPageSchema,
-  StorageFailureReportSchema,
-  type ConnectionStatus,
-  type Mode,
-  type StorageFailureReport,
-} from '../../contract/messages';
-import { parseWire } from '../../contract/parse';
-import type { ReverseOrder, ReverseProduct } from '../../contract/reverse';
-import { ENTITIES, type Entity, type Order, type Product } from '../../contract/webhook';
+import { timingSafeEqual } from 'node:crypto';
+import { KeyedMutex } from '../../adapter';
+import type { DialectName } from '../../contract/dialects';
+import { deeperThan, MAX_JSON_DEPTH } from '../../contract/limits';
+import { isEntity } from '../../contract/entities';
+import type { ConnectionStatus, Mode, PingStatus, PushStrategy } from '../../contract/messages';
+import { matchReverseRoute, type ReverseRoute } from '../../contract/reverse-routes';
+import { hasControlCharacter, type Entity } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
-import { UnknownConnectionError } from '../reverse-errors';
-import {
-  ReverseConnectionMachine,
-  type CurrentView,
-  type EntityCounts,
-  type FailureRecord,
-  type MachineResult,
-  type TransactionRequest,
-  type TransactionSummary,
-} from './reverse-machine';
+import { ReverseConflictError, ReverseStateError, UnknownConnectionError } from '../reverse-errors';
+import { badRequest, ROUTE_HANDLERS, type CallContext, type ReverseResponse } from './reverse-handlers';
+import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, TransactionRequest, TransactionSummary } from './reverse-machine';
+import { ConnectionPersistence, type LoadedConnection, type SampleRecord } from './reverse-persistence';
+import type { StateChange } from './reverse-state-store';
+import { digestOf, parseServiceOptions, type ConnectionConfig, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
 
 export { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
-
-/** One connection the service serves: its key (in the daemon's paths) and a name for logs and the API. */
-export interface ReverseConnectionOption {
-  readonly key: string;
-  /** Used by `enqueue`, `status` and in logs instead of the key. Default `connection-<n>`. */
-  readonly name?: string;
-}
-
-export interface ReverseServiceOptions {
-  /** The service's store: pulls are served from it, normal push pages are written into it. */
-  readonly adapter: StoreAdapter | GuardedAdapter;
-  /** The connections served (a key alone, or `{key, name}`). */
-  readonly connections: ReadonlyArray<string | ReverseConnectionOption>;
-  /** How long an item handed out by `next` stays reserved (ms). Default 60 000. */
-  readonly leaseMs?: number;
-  /** Items of the last sample push kept per entity for inspection. Default 10. */
-  readonly sampleKeep?: number;
-  /** The clock (Unix ms). Default `Date.now`. */
-  readonly now?: () => number;
-  /**
-   * Called with a store failure behind a 500 answer. `connection` is the connection's name and
-   * `call` the path with `{P}` in place of the key: keys never reach a log through this hook.
-   */
-  readonly onError?: (error: unknown, context: { readonly connection: string; readonly call: string }) => void;
-}
-
-interface ServiceConfig {
-  readonly adapter: GuardedAdapter;
-  readonly leaseMs: number;
-  readonly sampleKeep: number;
-  readonly now: () => number;
-  readonly onError: NonNullable<ReverseServiceOptions['onError']>;
-}
+export type { ReverseResponse } from './reverse-handlers';
+export type { SampleRecord } from './reverse-persistence';
+export type { ReverseConnectionOption, ReverseServiceOptions } from './reverse-service-options';
 
 /** One daemon call, framework-free. */
 export interface ReverseRequest {
   readonly method: string;
   /** The `{connection_key}` path segment, decoded. */
   readonly key: string;
-  /** The rest of the path after the key, e.g. `/pull/products/next` (segments still URL-encoded). */
+  /** The rest of the path after the key, e.g. `/pull/products/next` (segments as received, not decoded). */
   readonly path: string;
   /** The parsed JSON body (`undefined` when there was none). */
   readonly body?: unknown;
 }
 
-export interface ReverseResponse {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-/** The last sample push received, kept for inspection (never written to the store). */
-export interface SampleRecord {
-  readonly transaction: number;
-  readonly at: number;
-  readonly products: ReverseProduct[];
-  readonly orders: ReverseOrder[];
-}
-
-/** The operator's view of one connection (`GET /connections/KEY/status`). */
+/** The operator's view of one connection (`GET /connections/:name/status`). The key never appears in it. */
 export interface ConnectionStatusView {
   readonly connection: string;
+  readonly dialect: DialectName;
   readonly connectionstatus: ConnectionStatus;
+  /** What `GET ping` answers now. */
+  readonly ping: PingStatus;
+  readonly strategy: PushStrategy;
   readonly mode: Mode;
+  /** Per entity, the `last_updated` of the last item a normal push received, as sent. */
+  readonly cursoroffset: { readonly products: number | string; readonly orders: number | string };
   readonly current: CurrentView | null;
-  readonly queue: readonly TransactionRequest[];
+  readonly queue: readonly QueuedView[];
   readonly products: EntityCounts;
   readonly orders: EntityCounts;
+  /** The last failure records (daemon reports, items the service skipped, push items refused), oldest first. */
   readonly failures: readonly FailureRecord[];
+  /** The pulled-id → store-id map: `succeded` bodies that carried another id, oldest first. */
+  readonly idMap: readonly IdMapping[];
   readonly lastSample: SampleRecord | null;
+  /** The last transactions that ended (finished, expired or cancelled), oldest first. */
   readonly transactions: readonly TransactionSummary[];
 }
 
 /** The service side of the reverse connection. */
 export interface ReverseService {
-  /** Answers one daemon call. Never rejects: store failures become a 500 `{error}`. */
+  /** Answers one daemon call. Never rejects: failures become a 500 `{error}`. */
   handle(request: ReverseRequest): Promise<ReverseResponse>;
   /**
-   * Queues a transaction for a connection (by name); returns its position (0 = next).
-   * The daemon learns about it from `GET {P}/mode`.
+   * Queues a transaction for a connection (by name); resolves with its position (0 = next). The
+   * deployed service's buttons: "Fetch updates" queues `{kind: "push"}`, "Send updates" queues
+   * `{kind: "pull"}` (products, then orders). A bad request throws `InvalidOptionError` at once.
    */
-  enqueue(connection: string, request: TransactionRequest): number;
+  enqueue(connection: string, request: TransactionRequest): Promise<number>;
+  /** Ends the running transaction as `cancelled` (`transaction`, when given, must be it); resolves with its number. */
+  cancel(connection: string, transaction?: number): Promise<number>;
   /** The operator view of a connection, by name. */
-  status(connection: string): ConnectionStatusView;
-  /** The operator view of the connection with this key, or `undefined` (constant-time lookup). */
-  statusByKey(key: string): ConnectionStatusView | undefined;
+  status(connection: string): Promise<ConnectionStatusView>;
+  /** The operator view of every connection, in the order they were configured. */
+  statuses(): Promise<ConnectionStatusView[]>;
+  /** The name of the connection `ref` names: a name, or a key (constant-time lookup). */
+  connectionOf(ref: string): string | undefined;
   /** Whether a connection has this key (constant-time lookup). */
   knows(key: string): boolean;
   /** The names of the connections served. */
   connectionNames(): string[];
+  /** Waits for the calls in progress and closes the state store when the service created it. */
+  close(): Promise<void>;
 }
 
-interface Connection {
-  readonly name: string;
-  readonly digest: Buffer;
-  readonly machine: ReverseConnectionMachine;
-  lastSample: SampleRecord | null;
+interface Runtime {
+  readonly config: ConnectionConfig;
+  readonly persistence: ConnectionPersistence;
+  loaded?: LoadedConnection;
 }
 
 const NOT_FOUND: ReverseResponse = { status: 404, body: { error: 'not found' } };
-const OK: ReverseResponse = { status: 200, body: { ok: true } };
-const MAX_REPORT_TEXT = 2000;
-const MAX_REASONS = 100;
-const LIST_PAGE = 1000;
+const FAILED_STORE = "the service's store failed; try the call again";
+const FAILED_STATE = "the service could not read or save the connection's state; try the call again";
 
-const PAGE_SCHEMAS = { products: PushProductsPageSchema, orders: PushOrdersPageSchema } as const;
-const PULLED_SCHEMAS = { products: PulledProductSchema, orders: PulledOrderSchema } as const;
-const SINGULAR = { products: 'product', orders: 'order' } as const;
-/** The status under both member names (docs/reverse-connection.md: the deployed daemons read `upstreamstatus`). */
-const statusBody = (s: ConnectionStatus) => ({ upstreamstatus: s, connectionstatus: s });
-
-function digestOf(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+/** The ids a raw `{id}` path segment may mean: as sent, and percent-decoded (deployed daemons send ids raw). */
+function pathIdsOf(raw: string): { ok: true; ids: string[] } | { ok: false; error: string } {
+  let decoded: string | undefined;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    decoded = undefined; // a raw `%` in an id: only the raw form can match
+  }
+  const ids = decoded !== undefined && decoded !== raw ? [raw, decoded] : [raw];
+  if (ids.some(hasControlCharacter)) return { ok: false, error: 'the item id in the path must not contain control characters (U+0000–U+001F)' };
+  return { ok: true, ids };
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(option, `expected a positive integer, got ${String(value)}`);
-  return value;
+function checkRequest(request: TransactionRequest): TransactionRequest {
+  if (!request || typeof request !== 'object') throw new InvalidOptionError('request', 'expected {kind: "pull" | "push" | "pingsample", …}');
+  if (request.kind === 'pull') {
+    if (request.entity !== undefined && !isEntity(request.entity)) throw new InvalidOptionError('request.entity', 'expected "products" or "orders" (or none: products, then orders)');
+    if (request.ids !== undefined) {
+      if (request.entity === undefined) throw new InvalidOptionError('request.ids', 'a pull of given ids needs its entity');
+      if (!Array.isArray(request.ids) || request.ids.some((x) => typeof x !== 'string' || x === '' || x.length > 1024 || hasControlCharacter(x))) {
+        throw new InvalidOptionError('request.ids', 'expected an array of non-empty ids without control characters');
+      }
+    }
+    return { kind: 'pull', ...(request.entity ? { entity: request.entity } : {}), ...(request.ids ? { ids: request.ids } : {}) };
+  }
+  if (request.kind === 'push') {
+    if (request.full !== undefined && typeof request.full !== 'boolean') throw new InvalidOptionError('request.full', 'expected a boolean');
+    return { kind: 'push', ...(request.full ? { full: true } : {}) };
+  }
+  if (request.kind === 'pingsample') return { kind: 'pingsample' };
+  throw new InvalidOptionError('request.kind', 'expected "pull", "push" or "pingsample"');
 }
-
-function isEntity(s: string | undefined): s is Entity {
-  return s === 'products' || s === 'orders';
-}
-
-function fromMachine<T>(r: MachineResult<T>, body: (v: T) => unknown): ReverseResponse {
-  return r.ok ? { status: 200, body: body(r.value) } : { status: r.status, body: { error: r.error } };
-}
-
-const badRequest = (error: string): ReverseResponse => ({ status: 400, body: { error } });
 
 /**
  * Creates the service side of the reverse connection.
  *
  * @example
  * ```ts
- * import express from 'express';
- * import { createReverseService, createReverseServiceRouter } from 'storebridge/reverse';
+ * import { createReverseService, createReverseNodeHandler } from 'storebridge/reverse';
  * import { createMemoryAdapter } from 'storebridge/adapters/memory';
+ * import { createServer } from 'node:http';
  *
- * const service = createReverseService({ adapter: createMemoryAdapter(), connections: [{ key: process.env.CONNECTION_KEY!, name: 'shop-1' }] });
- * service.enqueue('shop-1', { kind: 'pull', entity: 'products' });
- * const app = express();
- * app.use(createReverseServiceRouter({ service }));
- * app.listen(8080);
+ * const service = createReverseService({ adapter: createMemoryAdapter(), connections: [{ key: process.env.CONNECTION_KEY!, name: 'shop-1', dialect: 'click2sync' }] });
+ * await service.enqueue('shop-1', { kind: 'pull' });     // "Send updates": products, then orders
+ * createServer(createReverseNodeHandler({ service, answerRoot: true })).listen(8080);
  * ```
  */
 export function createReverseService(options: ReverseServiceOptions): ReverseService {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  if (!options.adapter) throw new InvalidOptionError('adapter', 'an adapter (the service\'s store) is required');
-  const config: ServiceConfig = {
-    adapter: guardAdapter(options.adapter),
-    leaseMs: positiveInteger('leaseMs', options.leaseMs, 60_000),
-    sampleKeep: positiveInteger('sampleKeep', options.sampleKeep, 10),
-    now: options.now ?? Date.now,
-    onError: options.onError ?? (() => undefined),
-  };
-  if (typeof config.now !== 'function') throw new InvalidOptionError('now', 'expected a function returning Unix milliseconds');
-  if (!Array.isArray(options.connections) || options.connections.length === 0) {
-    throw new InvalidOptionError('connections', 'expected a non-empty array of keys or {key, name}');
+  return new ReverseServiceCore(parseServiceOptions(options));
+}
+
+/** The service: the connections by name and by key, each with its state, one call at a time per connection. */
+class ReverseServiceCore implements ReverseService {
+  private readonly runtimes: Runtime[];
+  private readonly byName: Map<string, Runtime>;
+  private readonly mutex = new KeyedMutex();
+  private readonly machineConfig: { leaseMs: number; transactionIdleMs: number };
+
+  constructor(private readonly config: ServiceConfig) {
+    const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
+    this.runtimes = config.connections.map((c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, keep) }));
+    this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
+    this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs };
   }
-  const connections: Connection[] = [];
-  const byName = new Map<string, Connection>();
-  const digests = new Set<string>();
-  options.connections.forEach((entry, i) => {
-    const where = `connections[${i}]`;
-    const e: ReverseConnectionOption = typeof entry === 'string' ? { key: entry } : entry;
-    if (!e || typeof e.key !== 'string' || e.key.length === 0 || e.key.length > 1024) {
-      throw new InvalidOptionError(`${where}.key`, 'expected a non-empty string of at most 1024 characters');
-    }
-    const name = e.name ?? `connection-${i + 1}`;
-    if (typeof name !== 'string' || name === '') throw new InvalidOptionError(`${where}.name`, 'expected a non-empty string');
-    if (byName.has(name)) throw new InvalidOptionError(`${where}.name`, `"${name}" is used twice`);
-    const digest = digestOf(e.key);
-    if (digests.has(digest.toString('hex'))) throw new InvalidOptionError(`${where}.key`, 'the same key is used twice');
-    digests.add(digest.toString('hex'));
-    const c: Connection = { name, digest, machine: new ReverseConnectionMachine({ leaseMs: config.leaseMs }), lastSample: null };
-    connections.push(c);
-    byName.set(name, c);
-  });
-  const mutex = new KeyedMutex();
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
-  function findByKey(key: string): Connection | undefined {
+  private findByKey(key: string): Runtime | undefined {
     const digest = digestOf(key);
-    let match: Connection | undefined;
-    for (const c of connections) if (timingSafeEqual(digest, c.digest)) match = c;
+    let match: Runtime | undefined;
+    for (const r of this.runtimes) if (timingSafeEqual(digest, r.config.digest)) match = r;
     return match;
   }
 
-  function byNameOrThrow(name: string): Connection {
-    const c = byName.get(name);
-    if (!c) throw new UnknownConnectionError(name);
-    return c;
+  private byNameOrThrow(name: string): Runtime {
+    const r = this.byName.get(name);
+    if (!r) throw new UnknownConnectionError(name);
+    return r;
   }
 
-  function view(c: Connection): ConnectionStatusView {
-    const m = c.machine;
+  /**
+   * Runs `fn` on the connection, one call at a time: loads it when needed, lets a transaction with
+   * no daemon call for too long expire, then saves what changed (with `extra` changes) in one batch.
+   * On any failure the connection is dropped from memory, to be read back from the store.
+   */
+  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[] }>): Promise<R> {
+    return this.mutex.run(r.config.name, async () => {
+      try {
+        const loaded = await this.load(r);
+        loaded.machine.expire(this.config.now());
+        const { result, extra } = await fn(loaded);
+        try {
+          await r.persistence.save(loaded, extra);
+        } catch (err) {
+          throw new ReverseStateError(r.config.name, 'save', { cause: err });
+        }
+        return result;
+      } catch (err) {
+        r.loaded = undefined;
+        throw err;
+      }
+    });
+  }
+
+  private async load(r: Runtime): Promise<LoadedConnection> {
+    if (r.loaded) return r.loaded;
+    try {
+      return (r.loaded = await r.persistence.load(this.machineConfig));
+    } catch (err) {
+      throw new ReverseStateError(r.config.name, 'load', { cause: err });
+    }
+  }
+
+  private view(r: Runtime, loaded: LoadedConnection): ConnectionStatusView {
+    const m = loaded.machine;
     return {
-      connection: c.name,
+      connection: r.config.name,
+      dialect: r.config.dialect.name,
       connectionstatus: m.status,
+      ping: m.ping(),
+      strategy: m.strategy(),
       mode: m.mode(),
-      current: m.currentView(config.now()),
+      cursoroffset: { ...m.cursors },
+      current: m.currentView(this.config.now()),
       queue: m.queued(),
       products: { ...m.counts.products },
       orders: { ...m.counts.orders },
-      failures: [...m.failures],
-      lastSample: c.lastSample,
+      failures: [...loaded.failures],
+      idMap: [...loaded.mappings],
+      lastSample: loaded.sample,
       transactions: [...m.history],
     };
   }
 
-  async function listIds(entity: Entity, signal: AbortSignal): Promise<string[]> {
-    const store = config.adapter.entity(entity);
-    const ids: string[] = [];
-    let after: SortKey | undefined;
-    for (;;) {
-      const page = await store.list({ sortorder: 'asc', limit: LIST_PAGE, after, signal });
-      for (const item of page) ids.push(item._id);
-      if (page.length < LIST_PAGE) return ids;
-      after = keyOf(page[page.length - 1]);
-    }
-  }
-
-  async function next(c: Connection, entity: Entity, signal: AbortSignal): Promise<ReverseResponse> {
-    const m = c.machine;
-    for (;;) {
-      const now = config.now();
-      const r = m.next(entity, now);
-      if (!r.ok) return fromMachine(r, () => undefined);
-      const doc = await config.adapter.entity(entity).get(r.value.id, { signal });
-      if (!doc) {
-        m.skip(entity, r.value.id, 'the item is no longer in the service\'s store', now);
-        continue;
-      }
-      try {
-        const reverse = entity === 'products' ? CONVERTERS.products.toReverse(doc as Product) : CONVERTERS.orders.toReverse(doc as Order);
-        return { status: 200, body: { [SINGULAR[entity]]: reverse } };
-      } catch (err) {
-        if (!(err instanceof ConversionError)) throw err;
-        m.skip(entity, r.value.id, `the item cannot be written in reverse form: ${err.message}`, now);
-      }
-    }
-  }
-
-  async function acknowledge(c: Connection, entity: Entity, rawId: string, outcome: 'succeded' | 'failed', body: unknown): Promise<ReverseResponse> {
-    let id: string;
-    try {
-      id = decodeURIComponent(rawId);
-    } catch {
-      return badRequest('the item id in the path is not valid percent-encoding');
-    }
-    let report: StorageFailureReport | undefined;
-    if (outcome === 'succeded') {
-      const parsed = parseWire(PULLED_SCHEMAS[entity], body);
-      if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {${SINGULAR[entity]}: …}, the item as stored)`);
-      const item = (parsed.value as Record<string, { _id: string }>)[SINGULAR[entity]];
-      if (item._id !== id) return badRequest(`body: ${SINGULAR[entity]}._id "${item._id}" differs from the id in the path`);
-    } else {
-      const parsed = parseWire(StorageFailureReportSchema, body);
-      if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected a storage failure report {error, reasons: [{message, code}]})`);
-      report = {
-        error: parsed.value.error.slice(0, MAX_REPORT_TEXT),
-        reasons: parsed.value.reasons.slice(0, MAX_REASONS).map((r) => ({ message: r.message.slice(0, MAX_REPORT_TEXT), code: r.code })),
+  private run(r: Runtime, route: ReverseRoute, pathIds: string[], body: unknown): Promise<ReverseResponse> {
+    return this.withConnection(r, async (loaded) => {
+      let sample: SampleRecord | undefined;
+      const ctx: CallContext = {
+        route,
+        machine: loaded.machine,
+        connection: loaded,
+        dialect: r.config.dialect,
+        adapter: this.config.adapter,
+        pathIds,
+        body,
+        now: this.config.now(),
+        signal: AbortSignal.timeout(60_000),
+        sampleKeep: this.config.sampleKeep,
+        keepSample: (s) => {
+          sample = s;
+        },
       };
-    }
-    return fromMachine(c.machine.acknowledge(entity, id, outcome, report, config.now()), (v) => (v.duplicate ? { ok: true, duplicate: true } : { ok: true }));
+      const result = await ROUTE_HANDLERS[route.name](ctx);
+      if (sample) loaded.sample = sample;
+      return { result, extra: sample ? [r.persistence.sampleChange(sample)] : [] };
+    });
   }
 
-  async function page(c: Connection, kind: 'push' | 'pingsample', entity: Entity, body: unknown, signal: AbortSignal): Promise<ReverseResponse> {
-    const m = c.machine;
-    const allowed = m.pageAllowed(kind, entity);
-    if (!allowed.ok) return fromMachine(allowed, () => undefined);
-    const parsed = parseWire(PAGE_SCHEMAS[entity], body);
-    if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {${entity}: [ … reverse form … ]})`);
-    const items = (parsed.value as Record<Entity, Array<ReverseProduct | ReverseOrder>>)[entity];
-    // Convert the whole page first: a page with one bad item stores nothing.
-    const converted: Array<Product | Order> = [];
-    for (let i = 0; i < items.length; i++) {
+  async handle(request: ReverseRequest): Promise<ReverseResponse> {
+    const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
+    if (!r) return NOT_FOUND;
+    const method = String(request.method).toUpperCase();
+    const match = matchReverseRoute(method, String(request.path));
+    if (!match.ok) return match.status === 405 ? { status: 405, body: { error: `method not allowed here; use ${match.allow}` } } : NOT_FOUND;
+    const ids = match.id === undefined ? { ok: true as const, ids: [] } : pathIdsOf(match.id);
+    if (!ids.ok) return badRequest(ids.error);
+    if (deeperThan(request.body, MAX_JSON_DEPTH)) return badRequest(`the body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+    try {
+      return await this.run(r, match.route, ids.ids, request.body);
+    } catch (err) {
       try {
-        converted.push(entity === 'products' ? CONVERTERS.products.toWebhook(items[i] as ReverseProduct) : CONVERTERS.orders.toWebhook(items[i] as ReverseOrder));
-      } catch (err) {
-        if (err instanceof ConversionError) return badRequest(`body: ${entity}.${i}.${err.message}`);
-        throw err;
+        this.config.onError(err, { connection: r.config.name, call: `${method} {P}${match.route.path.replace(':id', '{id}')}` });
+      } catch {
+        // A throwing log hook must not turn a 500 into a crash.
       }
+      return { status: 500, body: { error: err instanceof ReverseStateError ? FAILED_STATE : FAILED_STORE } };
     }
-    const now = config.now();
-    if (kind === 'push') {
-      const store = config.adapter.entity(entity);
-      for (const item of converted) await store.upsert(item as never, { lastUpdated: 'keep', now, signal });
-    } else {
-      const tx = m.currentView(now)!.transaction;
-      if (!c.lastSample || c.lastSample.transaction !== tx) c.lastSample = { transaction: tx, at: now, products: [], orders: [] };
-      const kept = c.lastSample[entity] as Array<ReverseProduct | ReverseOrder>;
-      kept.push(...items.slice(0, Math.max(0, config.sampleKeep - kept.length)));
-    }
-    return fromMachine(m.recordPage(kind, entity, items.map((x) => x._id)), (v) => ({ received: v.received }));
   }
 
-  async function initializePull(c: Connection, body: unknown, signal: AbortSignal): Promise<ReverseResponse> {
-    const parsed = parseWire(InitializeBodySchema, body ?? {});
-    if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
-    const check = c.machine.pullToInitialize(parsed.value.entity);
-    if (!check.ok) return fromMachine(check, () => undefined);
-    const ids = check.value.ids ?? (await listIds(check.value.entity, signal));
-    return fromMachine(c.machine.initializePull(parsed.value.entity, ids, config.now()), statusBody);
+  enqueue(name: string, request: TransactionRequest): Promise<number> {
+    const r = this.byNameOrThrow(name);
+    const checked = checkRequest(request);
+    return this.withConnection(r, async (loaded) => ({ result: loaded.machine.enqueue(checked) }));
   }
 
-  function finishGeneral(c: Connection, r: MachineResult<ConnectionStatus>): ReverseResponse {
-    if (!r.ok) return fromMachine(r, () => undefined);
-    // Finalization has no slow part here (pages were stored as they came), so it completes at once.
-    c.machine.complete(config.now());
-    return OK;
+  cancel(name: string, transaction?: number): Promise<number> {
+    const r = this.byNameOrThrow(name);
+    if (transaction !== undefined && !Number.isSafeInteger(transaction)) throw new InvalidOptionError('transaction', 'expected a transaction number');
+    return this.withConnection(r, async (loaded) => {
+      const result = loaded.machine.cancel(this.config.now(), transaction);
+      if (!result.ok) throw new ReverseConflictError(result.error);
+      return { result: result.value };
+    });
   }
 
-  async function route(c: Connection, method: string, segments: string[], body: unknown, signal: AbortSignal): Promise<ReverseResponse> {
-    const m = c.machine;
-    const now = config.now();
-    const [a, b, d, e] = segments;
-    const n = segments.length;
-    const get = method === 'GET';
-    const post = method === 'POST';
-    if (n === 1 && (a === 'upstreamstatus' || a === 'entity' || a === 'mode')) {
-      if (!get) return notAllowed('GET');
-      if (a === 'upstreamstatus') return { status: 200, body: statusBody(m.status) };
-      if (a === 'mode') return { status: 200, body: { mode: m.mode() } };
-      return fromMachine(m.entity(), (entity) => ({ entity }));
-    }
-    if (n === 2 && b === 'initialize' && (a === 'pull' || a === 'push')) {
-      if (!post) return notAllowed('POST');
-      if (a === 'pull') return initializePull(c, body, signal);
-      const parsed = parseWire(InitializeBodySchema, body ?? {});
-      if (!parsed.ok) return badRequest(`body: ${parsed.error} (expected {} or {entity: "products" | "orders"})`);
-      return fromMachine(m.initializePush(now), statusBody);
-    }
-    if (n === 2 && b === 'finish' && (a === 'pull' || a === 'push' || a === 'pingsample')) {
-      if (!post) return notAllowed('POST');
-      return finishGeneral(c, a === 'pull' ? m.finishPull() : m.finishPush(a));
-    }
-    if (a === 'pull' && isEntity(b)) {
-      if (n === 3 && (d === 'hasmore' || d === 'next' || d === 'readyfornext')) {
-        if (!get) return notAllowed('GET');
-        if (d === 'hasmore') return fromMachine(m.hasMore(b, now), (hasmore) => ({ hasmore }));
-        if (d === 'readyfornext') return fromMachine(m.readyForNext(b, now), (ready) => ({ ready }));
-        return next(c, b, signal);
-      }
-      if (n === 3 && d === 'finish') {
-        if (!post) return notAllowed('POST');
-        return fromMachine(m.finishPullEntity(b), (v) => (v.duplicate ? { ok: true, duplicate: true } : { ok: true }));
-      }
-      if (n === 4 && (e === 'succeded' || e === 'failed')) {
-        if (!post) return notAllowed('POST');
-        return acknowledge(c, b, d, e, body);
-      }
-    }
-    if ((a === 'push' || a === 'pingsample') && isEntity(b)) {
-      if (n === 2) {
-        if (!post) return notAllowed('POST');
-        return page(c, a, b, body, signal);
-      }
-      if (n === 3 && d === 'finish') {
-        if (!post) return notAllowed('POST');
-        return fromMachine(m.finishPushEntity(a, b), (v) => (v.duplicate ? { ok: true, duplicate: true } : { ok: true }));
-      }
-    }
-    return NOT_FOUND;
+  status(name: string): Promise<ConnectionStatusView> {
+    const r = this.byNameOrThrow(name);
+    return this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }));
   }
 
-  return {
-    async handle(request) {
-      const c = findByKey(typeof request.key === 'string' ? request.key : '');
-      if (!c) return NOT_FOUND;
-      const segments = request.path.replace(/^\//, '').split('/');
-      if (segments.some((s) => s === '')) return NOT_FOUND;
-      const method = String(request.method).toUpperCase();
-      return mutex.run(c.name, async () => {
-        const signal = AbortSignal.timeout(60_000);
-        try {
-          return await route(c, method, segments, request.body, signal);
-        } catch (err) {
-          const call = `${method} {P}/${segments.map((s, i) => (segments[0] === 'pull' && i === 2 && segments.length === 4 ? '{id}' : s)).join('/')}`;
-          try {
-            config.onError(err, { connection: c.name, call });
-          } catch {
-            // A throwing log hook must not turn a 500 into a crash.
-          }
-          return { status: 500, body: { error: 'the service\'s store failed; try the call again' } };
-        }
-      });
-    },
-    enqueue(name, request) {
-      const c = byNameOrThrow(name);
-      if (!request || typeof request !== 'object') throw new InvalidOptionError('request', 'expected {kind, entity?}');
-      if (request.kind === 'pull') {
-        if (!isEntity(request.entity)) throw new InvalidOptionError('request.entity', `a pull needs entity ${ENTITIES.join(' or ')}`);
-        if (request.ids !== undefined && (!Array.isArray(request.ids) || request.ids.some((x) => typeof x !== 'string' || x === ''))) {
-          throw new InvalidOptionError('request.ids', 'expected an array of non-empty strings');
-        }
-      } else if (request.kind !== 'push' && request.kind !== 'pingsample') {
-        throw new InvalidOptionError('request.kind', 'expected "pull", "push" or "pingsample"');
-      }
-      return c.machine.enqueue(request);
-    },
-    status: (name) => view(byNameOrThrow(name)),
-    statusByKey(key) {
-      const c = findByKey(key);
-      return c ? view(c) : undefined;
-    },
-    knows: (key) => findByKey(key) !== undefined,
-    connectionNames: () => connections.map((c) => c.name),
-  };
-}
+  statuses(): Promise<ConnectionStatusView[]> {
+    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }))));
+  }
 
-function notAllowed(allow: string): ReverseResponse {
-  return { status: 405, body: { error: `method not allowed here; use ${allow}` } };
+  connectionOf(ref: string): string | undefined {
+    if (this.byName.has(ref)) return ref;
+    return this.findByKey(ref)?.config.name;
+  }
+
+  knows(key: string): boolean {
+    return this.findByKey(key) !== undefined;
+  }
+
+  connectionNames(): string[] {
+    return this.runtimes.map((r) => r.config.name);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.runtimes.map((r) => this.mutex.run(r.config.name, async () => undefined)));
+    if (this.config.ownsStateStore) await this.config.stateStore.close?.();
+  }
 }

@@ -1,0 +1,88 @@
+/**
+ * The reverse service's state store in the SQL adapter's own database: one key-value table,
+ * `<prefix>reverse_state (k primary key, v text)`, beside the adapter's item tables (same prefix,
+ * same PostgreSQL schema). Batches are one transaction, so a crash never leaves half a call's
+ * changes. The table is created on open when missing (`create table if not exists`); the adapter's
+ * own migrations are not involved.
+ *
+ * @example
+ * ```ts
+ * import { openSqlAdapter, createSqlReverseStateStore } from 'storebridge/adapters/sql';
+ * import { createReverseService } from 'storebridge/reverse';
+ * const adapter = await openSqlAdapter('postgres://app@db:5432/sync');
+ * const service = createReverseService({ adapter, connections, stateStore: await createSqlReverseStateStore(adapter) });
+ * ```
+ */
+import type { Kysely, RawBuilder } from 'kysely';
+import type { ReverseStateStore, StateChange } from '../../lib/reverse/service/reverse-state-store';
+import { InvalidOptionError } from '../../lib/errors';
+import type { SqlAdapter } from './sql-adapter';
+import { loadKysely, type SqlKind } from './sql-dialects';
+
+export interface SqlReverseStateOptions {
+  /** The table's name. Default: the adapter's table prefix + `reverse_state`. */
+  readonly table?: string;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** Keys per `IN (…)` list of a read. */
+const READ_BATCH = 500;
+
+const COLUMNS: Record<SqlKind, { key: string; value: string; suffix: string }> = {
+  sqlite: { key: 'text', value: 'text', suffix: '' },
+  // Byte order and exact equality for the keys, whatever the database's locale.
+  postgres: { key: 'text collate "C"', value: 'text', suffix: '' },
+  mysql: { key: 'varbinary(1024)', value: 'longtext character set utf8mb4 collate utf8mb4_bin', suffix: ' engine=InnoDB' },
+};
+
+/** mysql2 returns VARBINARY columns as Buffers. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
+
+/** Opens (and creates when missing) the state table of `adapter`'s database. */
+export async function createSqlReverseStateStore(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<ReverseStateStore> {
+  const { sql } = loadKysely();
+  const db: Kysely<any> = adapter.db;
+  const kind = adapter.kind;
+  const names = adapter.tables;
+  const name = options.table ?? `${names.products.replace(/products$/, '')}reverse_state`;
+  if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
+  const table = names.schema ? sql.id(names.schema, name) : sql.id(name);
+  const c = COLUMNS[kind];
+  await sql`create table if not exists ${table} (${sql.id('k')} ${sql.raw(c.key)} not null primary key, ${sql.id('v')} ${sql.raw(c.value)} not null)${sql.raw(c.suffix)}`.execute(db);
+
+  const upsert = (k: string, v: string): RawBuilder<unknown> =>
+    kind === 'mysql'
+      ? sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on duplicate key update ${sql.id('v')} = values(${sql.id('v')})`
+      : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do update set ${sql.id('v')} = excluded.${sql.id('v')}`;
+
+  return {
+    async read(keys) {
+      const out = new Map<string, string>();
+      for (let i = 0; i < keys.length; i += READ_BATCH) {
+        const slice = keys.slice(i, i + READ_BATCH);
+        const rows = await sql<{ k: unknown; v: unknown }>`select ${sql.id('k')}, ${sql.id('v')} from ${table} where ${sql.id('k')} in (${sql.join(slice)})`.execute(db);
+        for (const row of rows.rows) out.set(text(row.k), text(row.v));
+      }
+      return out;
+    },
+    async write(changes: readonly StateChange[]) {
+      if (changes.length === 0) return;
+      await db.transaction().execute(async (trx) => {
+        for (const change of changes) {
+          if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
+          else await upsert(change.key, change.value).execute(trx);
+        }
+      });
+    },
+  };
+}
+
+/** Drops the state table (tests, uninstalling). */
+export async function dropSqlReverseState(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<void> {
+  const { sql } = loadKysely();
+  const names = adapter.tables;
+  const name = options.table ?? `${names.products.replace(/products$/, '')}reverse_state`;
+  await sql`drop table if exists ${names.schema ? sql.id(names.schema, name) : sql.id(name)}`.execute(adapter.db);
+}

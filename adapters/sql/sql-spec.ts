@@ -1,0 +1,20 @@
+/**
+ * `--adapter sqlite:FILE | postgres:URL | mysql:URL` (and `postgresql:`, `mariadb:`, bare
+ * `postgres://…` / `mysql://…` URLs): the SQL adapter in the CLI's adapter registry
+ * (lib/adapter-registry.ts). Found by the CLI because it is `adapters/<name>/<name>-spec`.
+ *
+ * The adapter module, Kysely and the driver are required only in `open`, so matching a spec (or
+ * printing `--help`) loads none of them.
+ */
+import type { StoreAdapter } from '../../lib/adapter';
+import type { AdapterRegistration } from '../../lib/adapter-registry';
+
+export const storebridgeAdapter: AdapterRegistration = {
+  prefix: ['sqlite', 'postgres', 'postgresql', 'mysql', 'mariadb'],
+  describe: 'sqlite:FILE | postgres:URL | mysql:URL',
+  open(spec) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const sql = require('./sql-adapter') as { openSqlAdapter(spec: string): Promise<StoreAdapter> };
+    return sql.openSqlAdapter(spec);
+  },
+};

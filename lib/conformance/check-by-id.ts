@@ -1,0 +1,74 @@
+/**
+ * By-ID reads: items spread over the list read back through the configured by-ID URL (`must`), the
+ * same through `?id=` on the list URL, the deployed form (`should`), and 404 for an unknown id
+ * (`should`).
+ */
+import { jsonEqual } from '../adapter';
+import { entityOf } from '../contract/entities';
+import type { Entity, ItemOf } from '../contract/webhook';
+import { requestUrl } from '../client/client-urls';
+import { readByIdReply, replyJson } from '../client/store-reply';
+import { failed, plural, type Capture, type CheckContext } from './check-context';
+
+/** Up to `n` positions spread over `count` (first, last, between). */
+function samplePositions(count: number, n: number): number[] {
+  const k = Math.min(n, count);
+  return [...new Set(Array.from({ length: k }, (_, i) => Math.floor((i * (count - 1)) / Math.max(1, k - 1))))];
+}
+
+/** Reads `item` by ID through `read`; a problem as text, or undefined when it equals the list item. */
+async function readBack<E extends Entity>(item: ItemOf<E>, read: (id: string) => Promise<ItemOf<E>>): Promise<string | undefined> {
+  try {
+    const got = await read(item._id);
+    return jsonEqual(got, item) ? undefined : `"${item._id}" differs from its list item`;
+  } catch (err) {
+    return `"${item._id}": ${(err as Error).message}`;
+  }
+}
+
+/** `GET {list URL}?id=X`, read like the sync engine reads it (bare item, envelope or one-item list). */
+async function readByQuery<E extends Entity>(ctx: CheckContext, entity: E, id: string): Promise<ItemOf<E>> {
+  const operation = entityOf(entity).operations.list;
+  const url = requestUrl(ctx.client.config.urls[operation], {}, id);
+  const res = await ctx.client.probe({ operation, method: 'GET', url, signal: ctx.signal });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} for ?id=`);
+  const ctxInfo = { operation, method: 'GET', url, status: res.status };
+  const read = readByIdReply(entity, replyJson(res, ctxInfo), id, {});
+  if (!read.ok) throw new Error(read.error);
+  return read.item;
+}
+
+export async function checkById<E extends Entity>(ctx: CheckContext, entity: E, asc: Capture<E>): Promise<void> {
+  if (asc.error) {
+    ctx.add(`${entity}.by-id`, 'must', false, failed(asc));
+    ctx.add(`${entity}.by-id-query`, 'should', false, failed(asc));
+  } else if (asc.items.length === 0) {
+    ctx.add(`${entity}.by-id`, 'must', true, 'no items to read back');
+    ctx.add(`${entity}.by-id-query`, 'should', true, 'no items to read back');
+  } else {
+    const picks = samplePositions(asc.items.length, ctx.byIdSamples).map((i) => asc.items[i]);
+    const configured: string[] = [];
+    const query: string[] = [];
+    for (const item of picks) {
+      const a = await readBack(item, (id) => ctx.client.get(entity, id, { signal: ctx.signal }));
+      const b = await readBack(item, (id) => readByQuery(ctx, entity, id));
+      if (a) configured.push(a);
+      if (b) query.push(b);
+    }
+    const equal = `${plural(picks.length, 'item')} read by ID equal their list items`;
+    ctx.add(`${entity}.by-id`, 'must', configured.length === 0, configured.length ? configured.join('; ') : equal);
+    ctx.add(`${entity}.by-id-query`, 'should', query.length === 0, query.length ? `?id= on the list URL, as the deployed service reads one item: ${query.join('; ')}` : `${equal} (?id= on the list URL)`);
+  }
+  await checkUnknownId(ctx, entity);
+}
+
+async function checkUnknownId(ctx: CheckContext, entity: Entity): Promise<void> {
+  const operation = entityOf(entity).operations.get;
+  const url = ctx.client.urlOf(operation, {}, `storebridge-check-missing-${Date.now().toString(36)}`);
+  try {
+    const res = await ctx.client.probe({ operation, method: 'GET', url, signal: ctx.signal });
+    ctx.add(`${entity}.by-id-unknown`, 'should', res.status === 404, res.status === 404 ? 'HTTP 404 for an unknown id' : `expected HTTP 404 for an unknown id, got ${res.status}`);
+  } catch (err) {
+    ctx.add(`${entity}.by-id-unknown`, 'should', false, `request failed: ${(err as Error).message}`);
+  }
+}

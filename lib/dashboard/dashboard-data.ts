@@ -1,0 +1,83 @@
+/**
+ * Reads the sources for one page, each within a time limit (an ioredis client whose Redis is down
+ * queues commands forever; a page must still come back, saying which part is unavailable).
+ */
+import { DashboardSourceError } from './dashboard-errors';
+import type { ReverseSource, SyncSource } from './dashboard-sources';
+import type { ReverseSection } from './html/reverse-pages';
+import type { SyncRow, SyncSection } from './html/sync-pages';
+
+export interface DataConfig {
+  sync?: SyncSource;
+  reverse: readonly ReverseSource[];
+  timeoutMs: number;
+  pageSize: number;
+  onError(error: unknown, context: { source: string }): void;
+}
+
+class SourceTimeout extends Error {}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SourceTimeout()), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+/** A source's failure in words for the page (no stack; the message of our own errors, else a code). */
+export function describeFailure(err: unknown, what: string, timeoutMs: number): string {
+  if (err instanceof SourceTimeout) return `${what} did not answer within ${timeoutMs} ms`;
+  if (err instanceof DashboardSourceError) return err.message;
+  const e = err as { code?: unknown; name?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'error';
+  return `${what} cannot be read (${code})`;
+}
+
+/** The sync section of the overview: connections `offset … offset + pageSize`, each with its last `historyRuns` runs. */
+export async function readSyncSection(c: DataConfig, offset: number, historyRuns: number): Promise<SyncSection | undefined> {
+  const source = c.sync;
+  if (!source) return undefined;
+  const base = { label: source.label, capabilities: source.capabilities, offset, pageSize: c.pageSize };
+  try {
+    const all = await withTimeout(source.connections(), c.timeoutMs);
+    const shown = all.slice(offset, offset + c.pageSize);
+    const histories = await withTimeout(Promise.all(shown.map((r) => (historyRuns > 0 ? source.history(r.name, historyRuns) : Promise.resolve([])))), c.timeoutMs);
+    const rows: SyncRow[] = shown.map((r, i) => ({ ...r, history: histories[i] }));
+    return { ...base, rows, total: all.length };
+  } catch (err) {
+    c.onError(err, { source: source.label });
+    return { ...base, rows: [], total: 0, error: describeFailure(err, source.label, c.timeoutMs) };
+  }
+}
+
+/** One sync connection with its history (`row` undefined when the source does not list it). */
+export async function readSyncConnection(c: DataConfig, name: string, historyRuns: number): Promise<{ section: SyncSection; row?: SyncRow } | undefined> {
+  const source = c.sync;
+  if (!source) return undefined;
+  const base = { label: source.label, capabilities: source.capabilities, offset: 0, pageSize: 1, rows: [], total: 0 };
+  try {
+    const all = await withTimeout(source.connections(), c.timeoutMs);
+    const section = { ...base, total: all.length };
+    const row = all.find((r) => r.name === name);
+    if (!row) return { section };
+    return { section, row: { ...row, history: await withTimeout(source.history(name, historyRuns), c.timeoutMs) } };
+  } catch (err) {
+    c.onError(err, { source: source.label });
+    return { section: { ...base, error: describeFailure(err, source.label, c.timeoutMs) } };
+  }
+}
+
+export async function readReverseSections(c: DataConfig): Promise<ReverseSection[]> {
+  return Promise.all(
+    c.reverse.map(async (source, index): Promise<ReverseSection> => {
+      try {
+        return { index, label: source.label, connections: await withTimeout(source.connections(), c.timeoutMs) };
+      } catch (err) {
+        c.onError(err, { source: source.label });
+        return { index, label: source.label, error: describeFailure(err, `reverse service ${source.label}`, c.timeoutMs) };
+      }
+    }),
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * What the three bindings of the reverse service share (Express, `node:http`, Fetch API): which
+ * requests are the service's, the key and body checks before the service sees a call, the loopback
+ * check of the operator routes, and the JSON answer. Each binding only adapts its framework's
+ * request and response to `ReverseHttpRequest` / `ReverseHttpAnswer`.
+ *
+ * Per request: `GET /` (when `answerRoot`), `{P}/…` (the daemon's calls: key first, so unknown keys
+ * cost no body parsing and learn nothing; then the body of a POST, UTF-8 with a Latin-1 fallback,
+ * at most `maxBodyBytes`, nested at most `MAX_JSON_DEPTH`), `/connections…` (operator routes, loopback
+ * only, decoded after that check). Anything else is not the service's (`undefined`).
+ */
+import { INTERFACE_LIMITS } from '../../contract/limits';
+import { ReachabilitySchema } from '../../contract/messages';
+import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
+import { hasControlCharacter } from '../../contract/webhook';
+import { InvalidOptionError } from '../../errors';
+import { handleOperator } from '../service/reverse-operator';
+import { createReverseService, type ReverseService, type ReverseServiceOptions } from '../service/reverse-service';
+
+export interface ReverseBindingOptions {
+  /** Largest request body accepted (bytes); larger ones get 413. Default 10 000 000. */
+  readonly maxBodyBytes?: number;
+  /**
+   * Serve the operator routes `GET /connections`, `GET /connections/:name/status` and
+   * `POST /connections/:name/queue` (loopback clients only). Default `true`. Turn them off behind a
+   * proxy on the same host, where every client looks like loopback.
+   */
+  readonly operatorRoutes?: boolean;
+  /**
+   * Answer `GET /` with 200 `{service, ok: true}`. Deployed daemons check that the service's host
+   * answers 200 there before anything else. Default `false`: an app that mounts the binding answers
+   * `/` itself (and must, with a 200).
+   */
+  readonly answerRoot?: boolean;
+}
+
+/** A binding's options: a `service` from `createReverseService`, or the service's options. */
+export type ReverseBindingInput = ({ readonly service: ReverseService } | ReverseServiceOptions) & ReverseBindingOptions;
+
+/** A request as a binding sees it. */
+export interface ReverseHttpRequest {
+  readonly method: string;
+  /** The path and query, relative to where the binding is mounted, as received (not decoded). */
+  readonly url: string;
+  /** The client's address, for the operator routes' loopback check (`undefined`: not loopback). */
+  readonly remoteAddress: string | undefined;
+  /** Reads and parses the JSON body; throws an error with an HTTP `status` (400, 413, 415) for a bad one. */
+  readonly readBody: () => Promise<unknown>;
+}
+
+export interface ReverseHttpAnswer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  /** The body was not (fully) read: close the connection after answering. */
+  readonly close?: boolean;
+}
+
+export interface ReverseHttp {
+  readonly service: ReverseService;
+  readonly maxBodyBytes: number;
+  /** The answer, or `undefined` when the request is not the service's. Never rejects. */
+  answer(request: ReverseHttpRequest): Promise<ReverseHttpAnswer | undefined>;
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+const BASE = `${REVERSE_BASE_PATH}/`;
+const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not found' } };
+const ROOT_BODY = { service: 'storebridge reverse-service', ok: true as const } satisfies ReturnType<typeof ReachabilitySchema.parse>;
+
+function bodyFailure(err: unknown): ReverseHttpAnswer {
+  const status = (err as { status?: unknown })?.status;
+  const known = typeof status === 'number' && status >= 400 && status < 500;
+  return { status: known ? status : 400, body: { error: known && err instanceof Error ? err.message : 'the body could not be read' }, close: true };
+}
+
+/** The daemon's calls: `{P}/…` after the base path. */
+async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
+  const slash = path.indexOf('/', BASE.length);
+  if (slash === -1) return NOT_FOUND;
+  let key: string;
+  try {
+    key = decodeURIComponent(path.slice(BASE.length, slash));
+  } catch {
+    return NOT_FOUND; // an undecodable key is an unknown key
+  }
+  if (hasControlCharacter(key)) return { status: 400, body: { error: 'the connection key in the path must not contain control characters' } };
+  if (!service.knows(key)) return NOT_FOUND;
+  let body: unknown;
+  if (request.method.toUpperCase() === 'POST') {
+    try {
+      body = await request.readBody();
+    } catch (err) {
+      return bodyFailure(err);
+    }
+  }
+  return service.handle({ method: request.method, key, path: path.slice(slash), body });
+}
+
+async function operatorCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
+  if (!LOOPBACK.test(request.remoteAddress ?? '')) return { status: 403, body: { error: 'the operator routes answer loopback clients only' } };
+  let bodyFailed = false;
+  const answer = await handleOperator(service, {
+    method: request.method,
+    path,
+    body: async () => {
+      try {
+        return await request.readBody();
+      } catch (err) {
+        bodyFailed = true;
+        throw err;
+      }
+    },
+  });
+  return bodyFailed ? { ...answer, close: true } : answer;
+}
+
+/** The shared core of the bindings. */
+export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
+  if (!input || typeof input !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  const maxBodyBytes = input.maxBodyBytes ?? INTERFACE_LIMITS.maxPageBytes;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidOptionError('maxBodyBytes', 'expected a positive integer (bytes)');
+  // The binding's own options are not the service's (its options refuse names they do not know).
+  const { maxBodyBytes: _m, operatorRoutes: _o, answerRoot: _a, remoteAddress: _r, ...serviceOptions } = input as ReverseBindingInput & { remoteAddress?: unknown };
+  const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
+  const operatorRoutes = input.operatorRoutes !== false;
+  const answerRoot = input.answerRoot === true;
+  return {
+    service,
+    maxBodyBytes,
+    async answer(request) {
+      const path = request.url.split('?')[0];
+      const method = request.method.toUpperCase();
+      try {
+        if (path === '/' && answerRoot && (method === 'GET' || method === 'HEAD')) return { status: 200, body: ROOT_BODY };
+        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path);
+        if (operatorRoutes && (path === '/connections' || path.startsWith('/connections/'))) return await operatorCall(service, request, path);
+        return undefined;
+      } catch {
+        // `handle` never rejects; the operator routes reject when the state store fails.
+        return { status: 500, body: { error: "the service's state store failed; try again" } };
+      }
+    },
+  };
+}
+
+/** The answer's bytes and headers, alike for every binding. */
+export function encodeAnswer(answer: ReverseHttpAnswer): { body: Buffer; headers: Record<string, string> } {
+  const body = Buffer.from(JSON.stringify(answer.body), 'utf8');
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'content-length': String(body.length),
+  };
+  if (answer.close) headers.connection = 'close';
+  return { body, headers };
+}

@@ -1,0 +1,60 @@
+/**
+ * The `node:http` binding of the reverse service: a `(req, res)` request listener for
+ * `http.createServer` / `https.createServer`. It answers every request: the service's calls, the
+ * operator routes, `GET /` when `answerRoot`, and 404 `{error}` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createReverseNodeHandler } from 'storebridge/reverse';
+ * const handler = createReverseNodeHandler({ adapter, connections: [{ key: process.env.KEY!, name: 'shop-1' }], answerRoot: true });
+ * await handler.service.enqueue('shop-1', { kind: 'pull' });
+ * createServer(handler).listen(8080);
+ * ```
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readJsonBody } from '../../http/request-body';
+import type { ReverseService } from '../service/reverse-service';
+import { createReverseHttp, encodeAnswer, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
+
+export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
+
+/** The binding's view of a `node:http` request (also the Express binding's: Express requests are ones). */
+export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.url ?? '/'): ReverseHttpRequest {
+  return {
+    method: req.method ?? 'GET',
+    url,
+    remoteAddress: req.socket?.remoteAddress,
+    readBody: () => readJsonBody(req, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true }),
+  };
+}
+
+/**
+ * Sends an answer. After a body that was refused unread (413, 400 mid-body), the connection is
+ * closed, and what the client still sends is read and dropped (up to twice the body limit), so
+ * that it gets the answer instead of a reset while it is still writing.
+ */
+export function sendNode(req: IncomingMessage, res: ServerResponse, answer: ReverseHttpAnswer, maxBodyBytes: number): void {
+  if (res.headersSent) return;
+  const { body, headers } = encodeAnswer(answer);
+  res.writeHead(answer.status, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
+  if (answer.close && !req.readableEnded) {
+    let dropped = 0;
+    req.on('data', (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > 2 * maxBodyBytes) req.destroy();
+    });
+    req.on('error', () => undefined);
+    req.resume();
+  }
+}
+
+/** Creates the `node:http` binding (a request listener with the service it serves). */
+export function createReverseNodeHandler(input: ReverseBindingInput): ReverseNodeHandler {
+  const http = createReverseHttp(input);
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    void http.answer(nodeRequest(http, req)).then((answer) => sendNode(req, res, answer ?? { status: 404, body: { error: 'not found' } }, http.maxBodyBytes));
+  };
+  return Object.assign(handler, { service: http.service });
+}

@@ -1,0 +1,117 @@
+/**
+ * The daemon's calls to the service, over the kit's one HTTP layer (`lib/http/`): the exchange
+ * (node:http or an injected fetch), a capped read of every reply, the classification of network
+ * failures, and the retry policy as data (`parseRetry` / `retryDecision`). A reply is read as a JSON
+ * object whatever its status (the deployed protocol's replies are objects); a non-2xx status becomes
+ * a `ReverseServiceError` once the retries are spent.
+ *
+ * What is retried in place: a GET on a listed status, a network failure or a time-out; a POST only on
+ * a listed status (the service said it did nothing). A POST that may have reached the service is
+ * never repeated blindly: the pass fails and the next one re-reads the state.
+ */
+import { readCappedBody } from '../../http/capped-body';
+import type { ExchangeResponse } from '../../http/exchange';
+import { networkFailure } from '../../http/network-failure';
+import { retryDecision, type AttemptFailure } from '../../http/retry';
+import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
+import type { DaemonConfig } from './daemon-options';
+
+/** A reply: its status and its JSON object. */
+export interface Reply {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+export interface Transport {
+  /** `GET {serviceUrl}/`: resolves on a 2xx, throws otherwise (deployed daemons check this before anything else). */
+  reach(): Promise<void>;
+  /** A GET under `{P}`. `accept` lists non-2xx statuses answered as replies instead of errors. */
+  get(path: string, accept?: readonly number[]): Promise<Reply>;
+  /** A POST under `{P}` with a JSON body (a string is sent as it is). */
+  post(path: string, body: unknown): Promise<Reply>;
+}
+
+class AttemptError extends Error {
+  constructor(
+    readonly failure: AttemptFailure,
+    readonly error: Error,
+  ) {
+    super(error.message);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function createTransport(config: DaemonConfig, sleep: (ms: number) => Promise<void>): Transport {
+  async function readReply(res: ExchangeResponse, abort: AbortController, method: string, path: string): Promise<{ status: number; body: unknown; text: string }> {
+    const capped = await readCappedBody(res, config.maxResponseBytes);
+    if (!capped.ok) {
+      abort.abort();
+      throw new ReverseTransportError(method, path, `the reply is larger than ${config.maxResponseBytes} bytes`);
+    }
+    let body: unknown;
+    try {
+      body = capped.text === '' ? undefined : JSON.parse(capped.text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, body, text: capped.text };
+  }
+
+  /** One attempt; failures become `AttemptError`s carrying what the retry policy needs. */
+  async function attempt(method: 'GET' | 'POST', url: string, path: string, body: string | undefined): Promise<{ status: number; body: unknown }> {
+    const abort = new AbortController();
+    const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(config.requestTimeoutMs)]);
+    const headers: Record<string, string> = body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json; charset=utf-8' };
+    let reply: { status: number; body: unknown; text: string };
+    try {
+      const res = await config.exchange(url, { method, headers, body, signal });
+      reply = await readReply(res, abort, method, path);
+    } catch (err) {
+      if (err instanceof ReverseTransportError) throw new AttemptError({ kind: 'network', retryable: false }, err);
+      const name = (err as Error)?.name;
+      if (name === 'TimeoutError' || (name === 'AbortError' && !abort.signal.aborted)) {
+        throw new AttemptError({ kind: 'timeout' }, new ReverseTransportError(method, path, `no answer within ${config.requestTimeoutMs} ms`, { cause: err }));
+      }
+      const failure = networkFailure(err, config.serviceUrl);
+      throw new AttemptError({ kind: 'network', retryable: failure.retryable }, new ReverseTransportError(method, path, `the service could not be reached${failure.detail}`, { cause: err }));
+    }
+    if (reply.status < 200 || reply.status > 299) {
+      const detail = isObject(reply.body) && typeof reply.body.error === 'string' ? reply.body.error.slice(0, 500) : '';
+      throw new AttemptError({ kind: 'status', status: reply.status }, new ReverseServiceError(method, path, reply.status, detail));
+    }
+    return reply;
+  }
+
+  /** Attempts under the retry policy. `retryNetwork`: whether failures without an answer are retried (GETs). */
+  async function withRetries(method: 'GET' | 'POST', url: string, path: string, body: string | undefined, accept: readonly number[]): Promise<{ status: number; body: unknown }> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt(method, url, path, body);
+      } catch (err) {
+        if (!(err instanceof AttemptError)) throw err;
+        const { failure } = err;
+        if (failure.kind === 'status' && accept.includes(failure.status)) return { status: failure.status, body: (err.error as ReverseServiceError).detail ? { error: (err.error as ReverseServiceError).detail } : {} };
+        const retryable = method === 'GET' || failure.kind === 'status';
+        const decision = retryable ? retryDecision(config.retry, n, failure) : { retry: false as const };
+        if (!decision.retry) throw err.error;
+        await sleep(decision.delayMs);
+      }
+    }
+  }
+
+  async function call(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<Reply> {
+    const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const reply = await withRetries(method, config.base + path, path, text, accept);
+    if (!isObject(reply.body)) throw new ReverseTransportError(method, path, 'unexpected reply: not a JSON object');
+    return { status: reply.status, body: reply.body };
+  }
+
+  return {
+    async reach() {
+      await withRetries('GET', `${config.serviceUrl}/`, '/', undefined, []);
+    },
+    get: (path, accept) => call('GET', path, undefined, accept),
+    post: (path, body) => call('POST', path, body ?? {}),
+  };
+}

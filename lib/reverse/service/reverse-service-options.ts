@@ -1,0 +1,149 @@
+/**
+ * The reverse service's options, checked once: every problem is an `InvalidOptionError` naming
+ * the option (never repeating a key).
+ */
+import { createHash } from 'node:crypto';
+import type { StoreAdapter } from '../../adapter';
+import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
+import { z } from 'zod';
+import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
+import { InvalidOptionError } from '../../errors';
+import { defineOptions, opt } from '../../options';
+import { createMemoryStateStore, type ReverseStateStore } from './reverse-state-store';
+
+/** One connection the service serves. */
+export interface ReverseConnectionOption {
+  /** The key in the daemon's paths (the deployed daemons make 256 `[A-Z0-9]`). */
+  readonly key: string;
+  /** Used by the operator routes, `enqueue`, `status`, logs and the state store instead of the key. Default `connection-<n>`. */
+  readonly name?: string;
+  /** How items handed out by `next` are written: `spec` (strings, ISO dates) or `click2sync` (numbers, epoch-ms dates). Default: the service's `dialect`. */
+  readonly dialect?: DialectName;
+}
+
+export interface ReverseServiceOptions {
+  /** The service's store: pulls are served from it, normal push pages are written into it. */
+  readonly adapter: StoreAdapter | GuardedAdapter;
+  /** The connections served (a key alone, or `{key, name, dialect}`). */
+  readonly connections: ReadonlyArray<string | ReverseConnectionOption>;
+  /** The dialect of connections that name none. Default `spec`. */
+  readonly dialect?: DialectName;
+  /**
+   * Where queues, transactions, leases, counters, `cursoroffset`s, failures and the id map are kept.
+   * Default: memory (a restart forgets them). `createSqlReverseStateStore(adapter)` keeps them in the
+   * SQL adapter's database, `createRedisStateStore(redis)` in Redis.
+   */
+  readonly stateStore?: ReverseStateStore;
+  /** How long an item handed out by `next` stays reserved (ms). Default 60 000. */
+  readonly leaseMs?: number;
+  /** A running transaction with no daemon call for this long ends as `expired`, so the queue moves on (ms). Default 900 000 (15 min). */
+  readonly transactionIdleMs?: number;
+  /** Items of the last sample push kept per entity for inspection. Default 10. */
+  readonly sampleKeep?: number;
+  /** Failure records kept per connection (status view). Default 1000. */
+  readonly keepFailures?: number;
+  /** Pulled-id → store-id mappings kept per connection (status view). Default 1000. */
+  readonly keepMappings?: number;
+  /** The clock (Unix ms). Default `Date.now`. */
+  readonly now?: () => number;
+  /**
+   * Called with a store failure behind a 500 answer. `connection` is the connection's name and
+   * `call` the path with `{P}` in place of the key: keys never reach a log through this hook.
+   */
+  readonly onError?: (error: unknown, context: { readonly connection: string; readonly call: string }) => void;
+}
+
+export interface ConnectionConfig {
+  readonly name: string;
+  readonly digest: Buffer;
+  readonly dialect: Dialect;
+}
+
+export interface ServiceConfig {
+  readonly adapter: GuardedAdapter;
+  readonly connections: readonly ConnectionConfig[];
+  readonly stateStore: ReverseStateStore;
+  /** Whether the service created the state store (and closes it). */
+  readonly ownsStateStore: boolean;
+  readonly leaseMs: number;
+  readonly transactionIdleMs: number;
+  readonly sampleKeep: number;
+  readonly keepFailures: number;
+  readonly keepMappings: number;
+  readonly now: () => number;
+  readonly onError: NonNullable<ReverseServiceOptions['onError']>;
+}
+
+const MAX_NAME_LENGTH = 200;
+const NO_CONTROL = /^[^\u0000-\u001f]*$/;
+
+export function digestOf(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+const KeySchema = z
+  .string({ error: 'must be a connection key (a string)' })
+  .min(1, 'must not be empty')
+  .max(1024, 'must be at most 1024 characters')
+  .regex(NO_CONTROL, 'must not contain control characters');
+const ConnectionSchema = z.union(
+  [
+    KeySchema,
+    z.strictObject({
+      key: KeySchema,
+      name: z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`).regex(NO_CONTROL, 'must not contain control characters').optional(),
+      dialect: opt.oneOf(DIALECT_NAMES).optional(),
+    }),
+  ],
+  { error: 'must be a key, or {key, name?, dialect?}' },
+);
+const duration = (what: string) => opt.int({ min: 1, max: 31 * 86_400_000, unit: what }).optional();
+
+/** The service's options, declared once (lib/options.ts: a bad value or an unknown name throws InvalidOptionError). */
+const parseOptions = defineOptions('createReverseService', {
+  adapter: opt.object<StoreAdapter | GuardedAdapter>("an adapter (the service's store)"),
+  connections: z.array(ConnectionSchema, { error: 'must be a non-empty array of keys or {key, name, dialect}' }).min(1, 'must be a non-empty array of keys or {key, name, dialect}'),
+  dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  stateStore: opt.object<ReverseStateStore>('a ReverseStateStore ({read, write})', (v) => typeof (v as ReverseStateStore).read === 'function' && typeof (v as ReverseStateStore).write === 'function').optional(),
+  leaseMs: duration('ms'),
+  transactionIdleMs: duration('ms'),
+  sampleKeep: opt.int({ min: 1, max: 10_000 }).optional(),
+  keepFailures: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  keepMappings: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
+  onError: opt.fn<NonNullable<ReverseServiceOptions['onError']>>().optional(),
+});
+
+/** Names unique, keys unique (compared by digest), each connection's dialect resolved. */
+function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fallback: Dialect): ConnectionConfig[] {
+  const names = new Set<string>();
+  const digests = new Set<string>();
+  return list.map((entry, i) => {
+    const e: ReverseConnectionOption = typeof entry === 'string' ? { key: entry } : entry;
+    const name = e.name ?? `connection-${i + 1}`;
+    if (names.has(name)) throw new InvalidOptionError(`connections[${i}].name`, `"${name}" is used twice`);
+    names.add(name);
+    const digest = digestOf(e.key);
+    if (digests.has(digest.toString('hex'))) throw new InvalidOptionError(`connections[${i}].key`, 'the same key is used twice');
+    digests.add(digest.toString('hex'));
+    return { name, digest, dialect: e.dialect ? dialectOf(e.dialect) : fallback };
+  });
+}
+
+export function parseServiceOptions(options: ReverseServiceOptions): ServiceConfig {
+  const o = parseOptions(options);
+  const dialect = dialectOf(o.dialect ?? DEFAULT_DIALECT);
+  return {
+    adapter: guardAdapter(o.adapter),
+    connections: connectionsOf(o.connections, dialect),
+    stateStore: o.stateStore ?? createMemoryStateStore(),
+    ownsStateStore: o.stateStore === undefined,
+    leaseMs: o.leaseMs ?? 60_000,
+    transactionIdleMs: o.transactionIdleMs ?? 900_000,
+    sampleKeep: o.sampleKeep ?? 10,
+    keepFailures: o.keepFailures ?? 1000,
+    keepMappings: o.keepMappings ?? 1000,
+    now: o.now ?? Date.now,
+    onError: o.onError ?? (() => undefined),
+  };
+}

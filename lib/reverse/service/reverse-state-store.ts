@@ -1,0 +1,111 @@
+/**
+ * Where the reverse service keeps what it must not forget across a restart: each connection's
+ * queue, running transaction, leases, counters, `cursoroffset`s, failure records and the
+ * pulled-id → store-id map. A small key-value interface, so that it fits a table in the service's
+ * own database (`createSqlReverseStateStore` in `storebridge/adapters/sql`), Redis
+ * (`createRedisStateStore`) or memory (the default, and the tests'): reads of known keys, and
+ * atomic batches of writes.
+ */
+
+/** One write of a batch: `value: null` deletes the key. */
+export interface StateChange {
+  readonly key: string;
+  readonly value: string | null;
+}
+
+/**
+ * A store for the reverse service's state.
+ *
+ * @example A store over a Map (what `createMemoryStateStore` is):
+ * ```ts
+ * const rows = new Map<string, string>();
+ * const store: ReverseStateStore = {
+ *   async read(keys) { return new Map(keys.filter((k) => rows.has(k)).map((k) => [k, rows.get(k)!])); },
+ *   async write(changes) { for (const c of changes) c.value === null ? rows.delete(c.key) : rows.set(c.key, c.value); },
+ * };
+ * createReverseService({ adapter, connections, stateStore: store });
+ * ```
+ */
+export interface ReverseStateStore {
+  /** The values of the keys that exist (absent keys are absent from the map). */
+  read(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** Applies every change, in order, atomically: all or none (a crash must not leave half a batch). */
+  write(changes: readonly StateChange[]): Promise<void>;
+  /** Releases what the store holds (called by `ReverseService.close()` when the service created it). */
+  close?(): Promise<void>;
+}
+
+/** The default state store: a Map in this process (nothing survives a restart). */
+export function createMemoryStateStore(): ReverseStateStore & { readonly size: number; dump(): ReadonlyMap<string, string> } {
+  const rows = new Map<string, string>();
+  return {
+    async read(keys) {
+      const out = new Map<string, string>();
+      for (const k of keys) {
+        const v = rows.get(k);
+        if (v !== undefined) out.set(k, v);
+      }
+      return out;
+    },
+    async write(changes) {
+      for (const c of changes) {
+        if (c.value === null) rows.delete(c.key);
+        else rows.set(c.key, c.value);
+      }
+    },
+    get size() {
+      return rows.size;
+    },
+    dump: () => new Map(rows),
+  };
+}
+
+/** The parts of an ioredis client the Redis state store uses. */
+export interface RedisStateClient {
+  mget(...keys: string[]): Promise<Array<string | null>>;
+  multi(): { set(key: string, value: string): unknown; del(key: string): unknown; exec(): Promise<unknown> };
+  quit?(): Promise<unknown>;
+}
+
+/**
+ * A state store in Redis (`MGET` reads, `MULTI`/`EXEC` batches). Keys are `prefix` + the service's key.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * const stateStore = createRedisStateStore(new Redis(process.env.REDIS_URL!), { prefix: 'shop-sync:' });
+ * ```
+ */
+export function createRedisStateStore(redis: RedisStateClient, options: { readonly prefix?: string; readonly quitOnClose?: boolean } = {}): ReverseStateStore {
+  const prefix = options.prefix ?? 'storebridge:reverse:';
+  return {
+    async read(keys) {
+      const out = new Map<string, string>();
+      for (let i = 0; i < keys.length; i += 500) {
+        const slice = keys.slice(i, i + 500);
+        const values = await redis.mget(...slice.map((k) => prefix + k));
+        values.forEach((v, j) => {
+          if (typeof v === 'string') out.set(slice[j], v);
+        });
+      }
+      return out;
+    },
+    async write(changes) {
+      if (changes.length === 0) return;
+      const tx = redis.multi();
+      for (const c of changes) {
+        if (c.value === null) tx.del(prefix + c.key);
+        else tx.set(prefix + c.key, c.value);
+      }
+      const result = await tx.exec();
+      // ioredis answers [[err, reply], …]; a failed command inside EXEC is an error of the batch.
+      if (Array.isArray(result)) {
+        const failed = result.find((r) => Array.isArray(r) && r[0]);
+        if (failed) throw (failed as [Error])[0];
+      } else if (result === null) throw new Error('the Redis transaction was aborted');
+    },
+    async close() {
+      if (options.quitOnClose) await redis.quit?.();
+    },
+  };
+}
