@@ -8,14 +8,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
-import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
+import { createMemoryAdapter } from '../../adapters/memory';
+import type { StoreAdapter } from '../../lib/adapter';
 import { REVERSE_BASE_PATH, REVERSE_ROUTES } from '../../lib/contract';
 import { productToReverse, orderToReverse } from '../../lib/contract/converters';
 import { demoCatalog, demoOrder, demoProduct } from '../../lib/demo';
 import { createOpenApiDocument } from '../../lib/openapi';
-import { createReverseServiceRouter } from '../../lib/reverse';
+import { createReverseNodeHandler, createReverseServiceRouter } from '../../lib/reverse';
 import { DocumentValidator } from '../openapi/openapi-helpers';
 import { contentType, encodeText, FUZZ_RUNS, fuzz, hostileBody, hostileId, hostileString, judge, sendRaw, type RawRequest } from './fuzz-kit';
 
@@ -89,24 +91,33 @@ const rootCall: fc.Arbitrary<RawRequest> = fc.constantFrom<RawRequest>(
   { method: 'POST', target: `${REVERSE_BASE_PATH}/${KEY}`, headers: [], body: Buffer.from('{}'), label: 'bare key' },
 );
 
-async function contentHash(store: MemoryAdapter): Promise<string> {
+async function contentHash(store: StoreAdapter): Promise<string> {
   const signal = AbortSignal.timeout(5000);
   const all = [...(await store.products.list({ sortorder: 'asc', limit: 1e6, signal })), ...(await store.orders.list({ sortorder: 'asc', limit: 1e6, signal }))];
   return createHash('sha256').update(all.map((x) => x.json).join('\n')).digest('hex');
 }
 
+/** The service over one binding: the Express router, or the plain node:http handler. */
+function serve(binding: 'express' | 'node', store: StoreAdapter): Server {
+  const options = { adapter: store, connections: [{ key: KEY, name: NAME }], answerRoot: true };
+  if (binding === 'node') return createServer(createReverseNodeHandler(options));
+  // A host app mounting the router owns its other paths; this one answers them in JSON, as docs/reverse-connection.md advises.
+  const app = express();
+  app.use(createReverseServiceRouter(options));
+  app.use((_req, res) => void res.status(404).json({ error: 'not found' }));
+  return createServer(app);
+}
+
 describe('reverse service fuzz', () => {
-  it(`${FUZZ_RUNS} requests`, async () => {
+  it.each(['express', 'node'] as const)(`%s binding: ${FUZZ_RUNS} requests`, async (binding) => {
     const store = createMemoryAdapter(demoCatalog(12));
-    const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: NAME }] });
-    const app = express();
-    app.use(router);
-    const server = app.listen(0, '127.0.0.1');
+    const server = serve(binding, store);
+    server.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const port = (server.address() as AddressInfo).port;
     try {
       const requests = fc.oneof({ weight: 12, arbitrary: daemonCall }, { weight: 3, arbitrary: operatorCall }, { weight: 1, arbitrary: rootCall });
-      const result = await fuzz('reverse', requests, async (req) => {
+      const result = await fuzz(`reverse/${binding}`, requests, async (req) => {
         const before = await contentHash(store);
         const res = await sendRaw(port, req);
         const verdict = judge(req, res, validator, TEMPLATES);
@@ -114,7 +125,7 @@ describe('reverse service fuzz', () => {
         if (res.status >= 400 && res.status < 500 && (await contentHash(store)) !== before) problems.push(`a refused call (${res.status}) changed the store`);
         return { status: res.status, problems };
       });
-      console.log(`reverse: ${result.sent} requests, statuses ${JSON.stringify(result.statuses)}`);
+      console.log(`reverse/${binding}: ${result.sent} requests, statuses ${JSON.stringify(result.statuses)}`);
       expect(result.failures).toEqual([]);
       expect(result.sent).toBe(FUZZ_RUNS);
     } finally {
