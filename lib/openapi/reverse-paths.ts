@@ -33,12 +33,13 @@ export function reversePaths(s: GeneratedSchemas): Record<string, Record<string,
   for (const call of REVERSE_ROUTES) {
     const method = call.method.toLowerCase();
     const responses: Record<string, unknown> = { '200': { description: 'Done.', content: { 'application/json': { schema: s.reply(call.reply) } } } };
-    if (method === 'post') {
-      responses['400'] = {
-        description: 'The body is not JSON, not UTF-8 or Latin-1, nested more than 64 levels, or has the wrong shape (the message names the field); or the id in the path holds a control character.',
-        content: error,
-      };
-    }
+    responses['400'] = {
+      description:
+        method === 'post'
+          ? 'The body is not JSON, not UTF-8 or Latin-1, nested more than 64 levels, or has the wrong shape (the message names the field); or the connection key or the id in the path holds a control character.'
+          : 'The connection key (or the id) in the path holds a control character.',
+      content: error,
+    };
     responses['404'] = { description: 'Unknown connection key (the same answer as an unknown path).', content: error };
     responses['405'] = { description: 'The path is known, the method is not (the message names the right one).', content: error };
     if (call.stateful) responses['409'] = { description: 'The call is out of order for the connection\'s state; nothing changed. The message says what is expected.', content: error };

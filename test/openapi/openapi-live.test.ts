@@ -257,9 +257,10 @@ describe('reverse connection, live', () => {
     return {};
   };
 
-  it('every call: unknown key 404, wrong method 405; POSTs: invalid JSON or too deep 400, oversized 413, not JSON 415', async () => {
+  it('every call: unknown key 404, a control character in the key 400, wrong method 405; POSTs: invalid JSON or too deep 400, oversized 413, not JSON 415', async () => {
     for (const [method, rel] of reverseOps()) {
       expect((await call(base, method, tmpl(rel), path(concrete(rel), 'no-such-key'), method === 'POST' ? { body: '{}' } : {})).status).toBe(404);
+      expect((await call(base, method, tmpl(rel), path(concrete(rel), 'key\u0001'), method === 'POST' ? { body: '{}' } : {})).body).toEqual({ error: 'the connection key in the path must not contain control characters' });
       expect(await wrongMethod(method, rel)).toBe(405);
       if (method === 'POST') {
         expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{"a":' })).status).toBe(400);
