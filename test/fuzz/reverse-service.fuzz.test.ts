@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
 import { createMemoryAdapter } from '../../adapters/memory';
-import type { StoreAdapter } from '../../lib/adapter';
+import { isRawJson, type StoreAdapter } from '../../lib/adapter';
 import { REVERSE_BASE_PATH, REVERSE_ROUTES } from '../../lib/contract';
 import { productToReverse, orderToReverse } from '../../lib/contract/converters';
 import { demoCatalog, demoOrder, demoProduct } from '../../lib/demo';
@@ -94,7 +94,7 @@ const rootCall: fc.Arbitrary<RawRequest> = fc.constantFrom<RawRequest>(
 async function contentHash(store: StoreAdapter): Promise<string> {
   const signal = AbortSignal.timeout(5000);
   const all = [...(await store.products.list({ sortorder: 'asc', limit: 1e6, signal })), ...(await store.orders.list({ sortorder: 'asc', limit: 1e6, signal }))];
-  return createHash('sha256').update(all.map((x) => x.json).join('\n')).digest('hex');
+  return createHash('sha256').update(all.map((x) => (isRawJson(x) ? x.json : JSON.stringify(x))).join('\n')).digest('hex');
 }
 
 /** The service over one binding: the Express router, or the plain node:http handler. */
