@@ -42,6 +42,8 @@ export async function checkById<E extends Entity>(ctx: CheckContext, entity: E, 
   if (asc.error) {
     ctx.add(`${entity}.by-id`, 'must', false, failed(asc));
     ctx.add(`${entity}.by-id-query`, 'should', false, failed(asc));
+  } else if (asc.items.length === 0 && asc.stubs.length > 0) {
+    await checkStubsById(ctx, entity, asc);
   } else if (asc.items.length === 0) {
     ctx.add(`${entity}.by-id`, 'must', true, 'no items to read back');
     ctx.add(`${entity}.by-id-query`, 'should', true, 'no items to read back');
@@ -60,6 +62,33 @@ export async function checkById<E extends Entity>(ctx: CheckContext, entity: E, 
     ctx.add(`${entity}.by-id-query`, 'should', query.length === 0, query.length ? `?id= on the list URL, as the deployed service reads one item: ${query.join('; ')}` : `${equal} (?id= on the list URL)`);
   }
   await checkUnknownId(ctx, entity);
+}
+
+/**
+ * An ids-only list: every listed stub must be readable whole through `?id=` (the only way a
+ * caller gets the item), with the stub's `last_updated`. Through the configured by-ID URL too is
+ * a `should` (the deployed stores serve `?id=` only).
+ */
+async function checkStubsById<E extends Entity>(ctx: CheckContext, entity: E, asc: Capture<E>): Promise<void> {
+  const picks = samplePositions(asc.stubs.length, ctx.byIdSamples).map((i) => asc.stubs[i]);
+  const viaQuery: string[] = [];
+  const viaConfigured: string[] = [];
+  const judge = async (stub: (typeof picks)[number], read: (id: string) => Promise<ItemOf<E>>, out: string[]) => {
+    try {
+      const item = await read(stub._id);
+      if (item._id !== stub._id) out.push(`"${stub._id}" answered item "${item._id}"`);
+      else if (stub.last_updated !== undefined && item.last_updated !== stub.last_updated) out.push(`"${stub._id}" has last_updated ${item.last_updated}, its stub ${stub.last_updated}`);
+    } catch (err) {
+      out.push(`"${stub._id}": ${(err as Error).message}`);
+    }
+  };
+  for (const stub of picks) {
+    await judge(stub, (id) => readByQuery(ctx, entity, id), viaQuery);
+    await judge(stub, (id) => ctx.client.get(entity, id, { signal: ctx.signal }), viaConfigured);
+  }
+  const read = `${plural(picks.length, 'stub')} of the ids-only list read whole by ID`;
+  ctx.add(`${entity}.by-id-query`, 'must', viaQuery.length === 0, viaQuery.length ? `an ids-only list must serve each item by ?id= on the list URL: ${viaQuery.join('; ')}` : `${read} (?id= on the list URL)`);
+  ctx.add(`${entity}.by-id`, 'should', viaConfigured.length === 0, viaConfigured.length ? viaConfigured.join('; ') : `${read} (the by-ID URL)`);
 }
 
 async function checkUnknownId(ctx: CheckContext, entity: Entity): Promise<void> {

@@ -6,7 +6,7 @@ import type { Entity, ItemOf } from '../contract/webhook';
 import type { SortOrder } from '../contract/messages';
 import type { StoreClient } from '../client/store-client';
 import type { WalkSummary } from '../client/catalog-walk';
-import type { InvalidItem } from '../client/store-reply';
+import type { InvalidItem, ItemStub } from '../client/store-reply';
 import { redact } from '../client/client-transport';
 
 /**
@@ -28,6 +28,8 @@ export interface CheckResult {
 /** A full walk of one entity in one order, kept for several checks. */
 export interface Capture<E extends Entity> {
   items: ItemOf<E>[];
+  /** Entries of an ids-only list (`{_id, last_updated}`): the items are read by ID. */
+  stubs: ItemStub[];
   invalid: InvalidItem[];
   summary: WalkSummary;
   error?: Error;
@@ -64,10 +66,11 @@ export function createCheckContext(client: StoreClient, options: { key: string; 
 /** Walks the whole entity in one order, keeping what it read; a failure is kept, not thrown. */
 export async function capture<E extends Entity>(ctx: CheckContext, entity: E, sortorder: SortOrder): Promise<Capture<E>> {
   const walk = ctx.client.walk(entity, { jobid: ctx.jobid, sortorder, signal: ctx.signal });
-  const out: Capture<E> = { items: [], invalid: [], summary: walk.summary };
+  const out: Capture<E> = { items: [], stubs: [], invalid: [], summary: walk.summary };
   try {
     for await (const page of walk.pages()) {
       out.items.push(...page.fresh);
+      out.stubs.push(...page.freshStubs);
       out.invalid.push(...page.invalid);
     }
   } catch (err) {

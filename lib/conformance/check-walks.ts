@@ -62,8 +62,10 @@ export function checkOrder(ctx: CheckContext, entity: Entity, walks: Walks): voi
       ? `${plural(missing, 'item')} without last_updated: no sort key to follow`
       : 'asc and desc follow (last_updated, _id)';
   ctx.add(`${entity}.sort-order`, 'must', bad.length === 0 && !missing, orderDetail);
-  const a = asc.items.map((x) => x._id);
-  const d = desc.items.map((x) => x._id).reverse();
+  // An ids-only list is judged on its stubs (a list mixing both is judged on its whole items).
+  const listed = (c: Capture<Entity>) => (c.items.length > 0 ? c.items : c.stubs).map((x) => x._id);
+  const a = listed(asc);
+  const d = listed(desc).reverse();
   const at = a.findIndex((id, i) => id !== d[i]);
   const same = a.length === d.length && at === -1;
   ctx.add(`${entity}.desc-reverses-asc`, 'must', same, same ? `${a.length} items` : a.length !== d.length ? `asc has ${a.length} items, desc ${d.length}` : `first difference at position ${at}: "${a[at]}" vs "${d[at]}"`);
@@ -91,6 +93,7 @@ export function checkPageLimits(ctx: CheckContext, entity: Entity, walks: Walks)
 export function checkItems(ctx: CheckContext, entity: Entity, walks: Walks): void {
   const { asc, desc } = walks;
   if (asc.error && !asc.summary.pages) {
+    ctx.add(`${entity}.whole-items`, 'should', false, failed(asc));
     ctx.add(`${entity}.types`, 'must', false, failed(asc));
     ctx.add(`${entity}.ids`, 'must', false, failed(asc));
     return;
@@ -101,12 +104,19 @@ export function checkItems(ctx: CheckContext, entity: Entity, walks: Walks): voi
   const n = asc.summary.normalisations;
   const converted = Object.entries(n).filter(([k]) => ['number-from-string', 'string-from-number', 'date-from-epoch-ms', 'timestamp-from-composite', 'null-dropped'].includes(k));
   const stubs = asc.summary.stubs;
+  // An ids-only list is the deployed "list by id" mode: callers read each item by ?id= (checked by
+  // the by-id group), so it is a `should` against the interface's text, not a broken list.
+  ctx.add(
+    `${entity}.whole-items`,
+    'should',
+    stubs === 0,
+    stubs ? `an ids-only list: ${plural(stubs, 'stub')} with only an id and last_updated; the interface's text lists whole items, deployed callers read each by ?id=` : 'the list carries whole items',
+  );
   const typeProblems = [
-    ...(stubs ? [`an ids-only list: ${plural(stubs, 'stub')} with only an id and last_updated (the interface lists whole items)`] : []),
     ...(typeErrors.length ? [`${plural(typeErrors.length, 'item')} with wrong types, first ${typeErrors[0]._id ? `"${typeErrors[0]._id}"` : `#${typeErrors[0].index}`}: ${typeErrors[0].error}`] : []),
     ...(converted.length ? [`values the caller had to convert: ${converted.map(([k, c]) => `${k} ${c}`).join(', ')}`] : []),
   ];
-  ctx.add(`${entity}.types`, 'must', typeProblems.length === 0, typeProblems.length ? typeProblems.join('; ') : `${asc.items.length} items in the webhook form`);
+  ctx.add(`${entity}.types`, 'must', typeProblems.length === 0, typeProblems.length ? typeProblems.join('; ') : `${plural(asc.items.length, 'item')} in the webhook form${stubs ? ` (and ${plural(stubs, 'stub')})` : ''}`);
   const natural = n['id-from-natural-key'] ? [`${plural(n['id-from-natural-key'], 'item')} without _id (keyed by its natural key)`] : [];
   const idProblems = [...(noId.length ? [`${plural(noId.length, 'item')} without a valid _id: ${noId[0].error}`] : []), ...natural];
   ctx.add(`${entity}.ids`, 'must', idProblems.length === 0, idProblems.length ? idProblems.join('; ') : 'every item has an _id');

@@ -26,17 +26,28 @@ const failingAt = (r: CheckReport, level: 'must' | 'should') => r.checks.filter(
 /** The `should` checks of deployed-peer compatibility (`C2SKey`, optional `sortorder`/`jobid`, `?id=`). */
 const DEPLOYED = ['auth-c2skey', 'params-default-sortorder', 'params-default-jobid', 'by-id-query'].flatMap((n) => [`products.${n}`, `orders.${n}`]);
 
-test.each(['offset', 'cursor'] as const)('this kit\'s router passes every must check, writes included (%s)', async (pagination) => {
+test.each(['offset', 'cursor'] as const)('this kit\'s router passes every check, must and should, writes included (%s)', async (pagination) => {
   const server = await startStoreServer({ adapter: createMemoryAdapter(catalog), key: KEY, port: 0, pagination, rateLimit: false });
   try {
     const report = await checkEndpoints({ baseUrl: server.url, svcKey: KEY, writes: true, pageSize: 10 });
-    expect(failingAt(report, 'must')).toEqual([]);
-    // Until the store side speaks the deployed protocol (issue 11), its compatibility checks may warn; nothing else may.
-    for (const name of failingAt(report, 'should')) expect(DEPLOYED).toContain(name);
+    expect(failing(report)).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.checks).toHaveLength(44);
+    expect(report.checks).toHaveLength(46);
     expect(report.checks.every((c) => c.level === 'must' || c.level === 'should')).toBe(true);
     expect(JSON.stringify(report)).not.toContain(KEY);
+  } finally {
+    await server.close();
+  }
+});
+
+test('this kit\'s router with an ids-only listing: every stub is read whole by ?id=; only "whole items" warns', async () => {
+  const server = await startStoreServer({ adapter: createMemoryAdapter(catalog), key: KEY, port: 0, listing: 'stubs', rateLimit: false });
+  try {
+    const report = await checkEndpoints({ baseUrl: server.url, svcKey: KEY, pageSize: 10 });
+    expect(failing(report)).toEqual(['products.whole-items', 'orders.whole-items']);
+    expect(report.checks.find((c) => c.name === 'products.by-id-query')).toMatchObject({ ok: true, level: 'must' });
+    expect(report.checks.find((c) => c.name === 'orders.desc-reverses-asc')?.detail).toBe(`${catalog.orders.length} items`);
+    expect(report.ok).toBe(true);
   } finally {
     await server.close();
   }

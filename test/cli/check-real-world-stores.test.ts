@@ -27,7 +27,9 @@ test('cs-cart: a text refusal at HTTP 200, a placeholder total, numeric ids, an 
   expect(detail(r, 'products.auth-missing-key')).toMatch(/expected HTTP 401 with a JSON \{error\} body, got HTTP 200 with the text "401 Unauthorized"/);
   expect(detail(r, 'products.paging-asc')).toMatch(/itemsTotal is a placeholder \(999\)/);
   expect(detail(r, 'products.types')).toMatch(/values the caller had to convert: string-from-number \d+/);
-  expect(detail(r, 'orders.types')).toMatch(/an ids-only list: 61 stubs/);
+  expect(detail(r, 'orders.whole-items')).toMatch(/an ids-only list: 61 stubs/);
+  // Each stub is read whole through ?id=, the only way cs-cart serves an order.
+  expect(r.checks.find((c) => c.name === 'orders.by-id-query')).toMatchObject({ level: 'must' });
   // The deployed forms it does serve pass.
   expect(r.checks.find((c) => c.name === 'products.auth-c2skey')!.ok).toBe(true);
 });
