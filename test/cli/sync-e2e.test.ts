@@ -85,15 +85,15 @@ test('a wrong key: sync exits 1 with ok:false; check exits 1 naming the failures
   const c = await runCli(['check', url, '--key', 'wrong-key-123456']);
   expect(c.code).toBe(1);
   expect(c.stdout).toMatch(/^FAIL  products\.paging-asc/m);
-  expect(c.stdout).toMatch(/^42 checks, 18 failed$/m);
+  expect(c.stdout).toMatch(/^44 checks, 18 failed$/m);
   expect(c.stdout).toMatch(/refused the key \(HTTP 401\) on most requests/);
 });
 
 test('check against a store that is not there: every check fails, and the summary says the store could not be reached', async () => {
   const c = await runCli(['check', 'http://127.0.0.1:1', '--key', KEY]);
   expect(c.code).toBe(1);
-  expect(c.stdout).toMatch(/^42 checks, 22 failed$/m);
-  expect(c.stdout).toMatch(/^20 warnings \(should\); --strict makes them fail$/m);
+  expect(c.stdout).toMatch(/^44 checks, 22 failed$/m);
+  expect(c.stdout).toMatch(/^22 warnings \(should\); --strict makes them fail$/m);
   expect(c.stdout).toMatch(/The store could not be reached/);
   expect(c.stdout + c.stderr).not.toContain(KEY);
 });
