@@ -63,7 +63,7 @@ describe.each(['abi', 'missing'] as const)('SQLite unusable (%s)', (mode) => {
     const r = await runCli(['demo', '--exit', '--demo', '8'], broken(mode, tmp));
     expect(r.code).toBe(0);
     expect(lines(r.stderr)).toEqual([expect.stringMatching(/^storebridge: SQLite is unavailable here/)]);
-    expect(r.stdout).toMatch(/demo store: 8 products/);
+    expect(r.stdout).toMatch(/demo store: 8 products, \d+ orders \(adapter memory\)/);
     expect(r.stdout).toMatch(/GET \/products\?sortorder=asc&jobid=1 +→ 200/);
   });
 

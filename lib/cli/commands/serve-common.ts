@@ -63,8 +63,13 @@ export async function launchStore(name: string, settings: LaunchSettings, io: Cl
   const stop = io.shutdownSignal();
   const starting = new AbortController();
   void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
-  const adapterSpec = settings.adapterSpec ?? defaultAdapterSpec();
-  const adapter = await openAdapter(adapterSpec, { notice: (line) => io.err(line) });
+  let adapterSpec = settings.adapterSpec ?? defaultAdapterSpec();
+  const adapter = await openAdapter(adapterSpec, {
+    notice: (line) => {
+      io.err(line);
+      adapterSpec = 'memory'; // the default SQLite file could not be used: say what is really served
+    },
+  });
   const { demo, adapterSpec: _, ...server } = settings;
   try {
     const store = await startStoreServer({
