@@ -5,7 +5,7 @@
  * `messages`, buyer addresses) are absent. Converters between the forms are in `converters.ts`.
  */
 import { z } from 'zod';
-import { IdSchema, MoneySchema, SkuSchema, TimestampSchema, UrlRefSchema } from './webhook';
+import { AvailabilitySchema, BuyerSchema, OrderItemSchema, OrderSchema, PriceSchema, ProductSchema, VariationSchema } from './webhook';
 
 /** An integer as a decimal string: `"12"`, `"-3"`. */
 export const IntegerStringSchema = z.string().regex(/^-?\d{1,16}$/, 'must be an integer written as a string, e.g. "12"');
@@ -14,56 +14,30 @@ export const DecimalStringSchema = z
   .string()
   .regex(/^-?\d{1,300}(\.\d{1,300})?$/, 'must be a decimal number written as a string, e.g. "19.99"');
 
-export const ReverseAvailabilitySchema = z.object({ tag: z.string(), quantity: IntegerStringSchema });
-export const ReversePriceSchema = z.object({ tag: z.string(), currency: z.string(), number: DecimalStringSchema });
+/*
+ * The reverse form is the webhook form with the differences the spec names, stated once here:
+ * `quantity`, `number` and `unitPrice` as strings, and the "webhook form only" members left out.
+ */
+export const ReverseAvailabilitySchema = AvailabilitySchema.extend({ quantity: IntegerStringSchema });
+export const ReversePriceSchema = PriceSchema.extend({ number: DecimalStringSchema });
 
-export const ReverseVariationSchema = z.object({
-  size: z.string().optional(),
-  color: z.string().optional(),
-  barcode: z.string().optional(),
+export const ReverseVariationSchema = VariationSchema.omit({ variationid: true }).extend({
   availabilities: z.array(ReverseAvailabilitySchema).optional(),
   prices: z.array(ReversePriceSchema).optional(),
-  images: z.array(UrlRefSchema).optional(),
-  videos: z.array(UrlRefSchema).optional(),
 });
 
-export const ReverseProductSchema = z.object({
-  _id: IdSchema,
-  sku: SkuSchema.optional(),
-  last_updated: TimestampSchema.optional(),
-  title: z.string().optional(),
-  url: z.string().optional(),
-  brand: z.string().optional(),
-  mpn: z.string().optional(),
-  model: z.string().optional(),
-  description: z.string().optional(),
+export const ReverseProductSchema = ProductSchema.omit({ properties: true }).extend({
   variations: z.array(ReverseVariationSchema).optional(),
 });
 
-export const ReverseOrderItemSchema = z.object({
-  id: SkuSchema.optional(),
-  variation_id: z.string().optional(),
+export const ReverseOrderItemSchema = OrderItemSchema.extend({
   quantity: IntegerStringSchema.optional(),
   unitPrice: DecimalStringSchema.optional(),
-  currencyId: z.string().optional(),
 });
 
-export const ReverseBuyerSchema = z.object({
-  id: z.string().optional(),
-  email: z.string().optional(),
-  phone: z.string().optional(),
-  firstName: z.string().optional(),
-  lastName: z.string().optional(),
-});
+export const ReverseBuyerSchema = BuyerSchema.omit({ billingaddress: true, shipmentaddress: true });
 
-export const ReverseOrderSchema = z.object({
-  _id: IdSchema,
-  orderid: z.string().optional(),
-  last_updated: TimestampSchema.optional(),
-  status: z.string().optional(),
-  dateCreated: z.string().optional(),
-  dateClosed: z.string().optional(),
-  total: MoneySchema.optional(),
+export const ReverseOrderSchema = OrderSchema.omit({ shipments: true, rating: true, feedback: true, messages: true }).extend({
   orderItems: z.array(ReverseOrderItemSchema).optional(),
   buyer: ReverseBuyerSchema.optional(),
 });
