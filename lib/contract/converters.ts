@@ -11,11 +11,14 @@
  * `feedback`, `messages`, buyer addresses) are dropped by `toReverse*`, as the spec defines
  * that form; everything both forms share survives a round trip exactly.
  */
+import { StorebridgeError } from '../errors';
 import type { Order, OrderItem, Product, Variation } from './webhook';
 import type { ReverseOrder, ReverseOrderItem, ReverseProduct, ReverseVariation } from './reverse';
 
-export class ConversionError extends Error {
+/** A value that one wire form cannot carry exactly in the other (a NaN, a price with too many digits). */
+export class ConversionError extends StorebridgeError {
   override readonly name = 'ConversionError';
+  readonly code = 'CONVERSION';
   constructor(
     message: string,
     /** Path of the offending field, e.g. `variations.0.prices.1.number`. */

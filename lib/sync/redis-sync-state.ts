@@ -8,6 +8,7 @@
  * list of JSON `RunRecord`, newest first, trimmed to the history size). The `@` keeps them apart
  * from BullMQ's own `NS:*` keys.
  */
+import { StorebridgeError } from '../errors';
 import type { Redis } from 'ioredis';
 import { InvalidOptionError } from '../errors';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
@@ -59,7 +60,7 @@ export function syncNamespace(options: SyncNamespaceOptions = {}): { prefix: str
 }
 
 /** Refused by a fenced checkpoint save: this worker no longer holds the connection's run lock. */
-export class SyncLockLostError extends Error {
+export class SyncLockLostError extends StorebridgeError {
   override readonly name = 'SyncLockLostError';
   readonly code = 'SYNC_LOCK_LOST';
   constructor(readonly connectionId: string) {
