@@ -6,7 +6,7 @@ export {
   openSqlAdapter,
   type SqlAdapterOptions,
 } from './sql-adapter';
-export { parseSqlSpec, redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } from './sql-connect';
-export { migrateSqlSchema, dropSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
-export { keysetPredicate, SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
+export { redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } from './sql-connect';
+export { migrateSqlSchema, dropSqlSchema, type SqlTableNames } from './sql-migrations';
+export { SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 export { createSqlReverseStateStore, dropSqlReverseState, type SqlReverseStateOptions } from './sql-reverse-state';

@@ -1,17 +1,14 @@
 /**
- * `storebridge/dashboard`: an operator dashboard for the sync service and the reverse service.
- * The core (`createDashboard`) is framework-free; `createDashboardRouter` is its Express binding
- * (with bull-board at `/jobs/` when installed). Sources: Redis + BullMQ (`createRedisSyncSource`),
- * a `--state` checkpoint file (`createStateFileSource`), reverse services over HTTP
- * (`createReverseHttpSource`). See docs/dashboard.md.
+ * `storebridge/dashboard`: the operator dashboard (`docs/dashboard.md`): a framework-free core
+ * (`createDashboard`), its Express binding (`createDashboardRouter`, with bull-board's queue view),
+ * and the sources it reads: sync health and BullMQ on Redis, a `--state` file, a health store in
+ * this process, and reverse services over HTTP. Sources are interfaces: bring your own.
  */
-export * from './dashboard-core';
-export * from './dashboard-sources';
+export { createDashboard, type DashboardOptions, type DashboardRequest, type DashboardResponse, type Dashboard } from './dashboard-core';
+export type * from './dashboard-sources';
 export * from './dashboard-errors';
-export { createDashboardSecurity, MIN_TOKEN_LENGTH, type DashboardSecurity, type AccessDecision } from './dashboard-security';
-export * from './sources/redis-sync-source';
-export * from './sources/state-file-source';
-export * from './sources/health-sync-source';
-export * from './sources/reverse-http-source';
-export * from './express/dashboard-router';
-export { runChart, type RunChartOptions } from './html/run-chart';
+export { createRedisSyncSource, type RedisSyncSourceOptions } from './sources/redis-sync-source';
+export { createStateFileSource } from './sources/state-file-source';
+export { createHealthSyncSource } from './sources/health-sync-source';
+export { createReverseHttpSource, type ReverseHttpSourceOptions } from './sources/reverse-http-source';
+export { createDashboardRouter, type DashboardRouterOptions, type DashboardRouter } from './express/dashboard-router';

@@ -1,12 +1,22 @@
 /**
- * `storebridge/reverse`: both sides of the reverse connection. The service's `{P}/…` API
- * (`createReverseService` over the pure `ReverseConnectionMachine`, with its Express, `node:http`
- * and Fetch-API bindings and its state stores) and the store's daemon (`createDaemon`). See
- * docs/reverse-connection.md.
+ * `storebridge/reverse`: both ends of the reverse connection (`docs/reverse-connection.md`): the
+ * service (`createReverseService`, its state stores and its Express, `node:http` and Fetch
+ * bindings) and the store's daemon (`createDaemon`).
  */
-export * from './service/reverse-machine';
-export * from './service/reverse-service';
+export { createReverseService, REVERSE_BASE_PATH, type ReverseService, type ReverseServiceOptions, type ReverseConnectionOption, type ReverseRequest, type ReverseResponse, type ConnectionStatusView, type SampleRecord } from './service/reverse-service';
+export type {
+  TransactionRequest,
+  TransactionKind,
+  PushKind,
+  EntityCounts,
+  FailureSource,
+  FailureRecord,
+  IdMapping,
+  TransactionOutcome,
+  TransactionSummary,
+} from './service/reverse-machine-state';
+export type { CurrentView, QueuedView } from './service/reverse-machine';
 export { createMemoryStateStore, createRedisStateStore, type ReverseStateStore, type StateChange, type RedisStateClient } from './service/reverse-state-store';
 export * from './bindings';
-export * from './daemon';
+export { createDaemon, FAILURE_CODES, type Daemon, type DaemonEvent, type DaemonOptions, type DaemonReport } from './daemon/reverse-daemon';
 export * from './reverse-errors';

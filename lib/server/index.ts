@@ -1,6 +1,8 @@
 /**
- * The store side: the webhook router over an adapter, its standalone handlers, and the
- * framework-agnostic core they share. `docs/wire-decisions.md` lists every rule they follow.
+ * `storebridge/server`: the store side. The webhook router over an adapter, its standalone
+ * handlers and bindings (Express, `node:http`, Fetch), the framework-agnostic core they share, the
+ * key verifiers, the shared Redis rate limit and the router's errors. `docs/wire-decisions.md`
+ * lists every rule they follow. The same names are exported by the package root.
  */
 export {
   createStoreRouter,
@@ -19,14 +21,11 @@ export {
   type StoreFetchHandler,
   type StoreFetchHandlerOptions,
 } from './bindings';
-export { createStoreCore, StoreCore, OPERATIONS, errorResponse, type OperationName, type OperationInfo, type CoreRequest, type CoreAnswer, type CoreHttpResponse, type AuthResult, type HeaderBag } from './store-core';
+export { createStoreCore, StoreCore, type OperationName, type OperationInfo, type CoreRequest, type CoreAnswer, type CoreHttpResponse, type AuthResult, type HeaderBag } from './store-core';
 export { jwtKeyVerifier, issueSvcKey, anyKeyVerifier, JWT_ALGORITHMS, type JwtAlgorithm, type JwtKeyOptions, type JwtSigningKey, type JwtTokenInfo, type IssueSvcKeyOptions } from './jwt-key-verifier';
-export { createStoreMetrics, type StoreMetrics } from './server-metrics';
-export { RequestObservation, jobidOf } from './request-observation';
 export { createMetrics, metricsHandler, type Metrics, type MetricsOptions } from '../metrics';
-export { parseRouterOptions, type StoreRouterOptions, type RouterConfig, type RateLimitOptions, type FailedAuthLimitOptions, type Logger, type Pagination, type Listing } from './router-options';
-export { staticKeyVerifier, keyDigest, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
-export { CursorCodec, MAX_CURSOR_LENGTH, type CursorPosition } from './cursor';
+export type { StoreRouterOptions, RouterConfig, RateLimitOptions, FailedAuthLimitOptions, Logger, Pagination, Listing } from './router-options';
+export { staticKeyVerifier, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
+export type { CursorPosition } from './cursor';
 export * from './http-errors';
-export { handleWrite, type WriteConfig, type WriteQuery, type CoreResponse } from './write-core';
-export { connectRedisRateLimit, redisUrlForDisplay, RedisUnavailableError, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';
+export { connectRedisRateLimit, RedisUnavailableError, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';

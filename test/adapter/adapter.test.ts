@@ -9,9 +9,8 @@ import {
   rawJson,
   resolveWrite,
   type ListOptions,
-  type Order,
-  type Product,
-} from '../../lib';
+} from '../../lib/adapter-kit';
+import type { Order, Product } from '../../lib';
 import { AdapterContractError, AdapterError } from '../../lib/errors';
 import { guardAdapter } from '../../lib/adapter-guard';
 import { createMemoryAdapter } from '../../adapters/memory';

@@ -1,4 +1,5 @@
-import { createSqlAdapter, openSqlAdapter, parseSqlSpec, redactConnectionSpec } from '../../adapters/sql';
+import { createSqlAdapter, openSqlAdapter, redactConnectionSpec } from '../../adapters/sql';
+import { parseSqlSpec } from '../../adapters/sql/sql-connect';
 import { InvalidOptionError } from '../../lib/errors';
 
 describe('SQL connection specs', () => {

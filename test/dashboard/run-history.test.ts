@@ -4,8 +4,9 @@
  */
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { runChart } from '../../lib/dashboard';
-import { lastRunOf, MemorySyncHealth, RedisSyncHealth, runRecordOf, type RunRecord, type SyncObservation } from '../../lib/sync';
+import { runChart } from '../../lib/dashboard/html/run-chart';
+import { MemorySyncHealth, RedisSyncHealth, type RunRecord, type SyncObservation } from '../../lib/sync';
+import { lastRunOf, runRecordOf } from '../../lib/sync/sync-health';
 import type { SyncReport } from '../../lib/sync';
 import { describeRedis, purgePrefix, REDIS_URL, uniqueRedisPrefix } from '../sync/bullmq-helpers';
 

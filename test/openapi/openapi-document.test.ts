@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { createOpenApiDocument, type OpenApiDocument } from '../../lib/openapi';
 import { CONVERTERS, findForbiddenKey, OrderSchema, ProductSchema, ReverseOrderSchema, ReverseProductSchema } from '../../lib/contract';
-import { OPERATIONS } from '../../lib/server';
+import { WEBHOOK_ROUTES as OPERATIONS } from '../../lib/contract';
 import { InvalidOptionError } from '../../lib/errors';
 import { demoCatalog } from '../../lib/demo';
 import { DocumentValidator, pointer, templateRegex } from './openapi-helpers';

@@ -8,21 +8,15 @@
 import {
   BaseEntityStore,
   BaseStoreAdapter,
-  createOpenApiDocument,
   createStoreCore,
   createStoreHandlers,
   createStoreRouter,
   InvalidOptionError,
-  openApiHandler,
-  OrderSchema,
-  parseWire,
-  ProductSchema,
   StorebridgeError,
   registerAdapterSpec,
   UnstorableValueError,
   type AdapterRegistration,
   type ListOptions,
-  type OpenApiDocument,
   type Order,
   type Product,
   type ReverseProduct,
@@ -33,7 +27,9 @@ import {
 import { createMemoryAdapter, type MemoryAdapter } from 'storebridge/adapters/memory';
 import { createStoreClient, type ListPage, type StoreClient } from 'storebridge/client';
 import { checkEndpoints, runAdapterConformance, type CheckReport } from 'storebridge/conformance';
-import { CONVERTERS } from 'storebridge/contract';
+import { CONVERTERS, OrderSchema, parseWire, ProductSchema } from 'storebridge/contract';
+import { jsonEqual, KeyedMutex } from 'storebridge/adapter';
+import { createOpenApiDocument, openApiHandler, type OpenApiDocument } from 'storebridge/openapi';
 import { demoCatalog } from 'storebridge/demo';
 import { createDaemon, createReverseServiceRouter, type ReverseService } from 'storebridge/reverse';
 import { createStoreCore as createStoreCoreAgain } from 'storebridge/server';
@@ -100,6 +96,10 @@ const sameFactory: typeof createStoreCore = createStoreCoreAgain;
 createStoreRouter({ svcKeys: ['k1'] });
 // @ts-expect-error svcKeys are strings or {key, id?, expiresAt?}
 createStoreRouter({ adapter: memory, svcKeys: [42] });
+
+// ---- Adapter authors' helpers (storebridge/adapter) --------------------------------------------
+const same: boolean = jsonEqual({ a: 1 }, { a: 1 });
+const lock: KeyedMutex = new KeyedMutex();
 
 // ---- OpenAPI ------------------------------------------------------------------------------------
 const doc: OpenApiDocument = createOpenApiDocument({ include: ['webhooks'], serverUrl: 'https://shop.example.com/sync', paths: { getProduct: '/catalog/{id}' } });

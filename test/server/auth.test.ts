@@ -6,7 +6,8 @@
 import http from 'node:http';
 import { demoCatalog } from '../../lib/demo';
 import { createMemoryAdapter } from '../../adapters/memory';
-import { parseRouterOptions, staticKeyVerifier } from '../../lib/server';
+import { staticKeyVerifier } from '../../lib/server';
+import { parseRouterOptions } from '../../lib/server/router-options';
 import { KEY, get, spyAdapter, startStore } from './helpers';
 
 const NOW = 1_900_000_000_000;

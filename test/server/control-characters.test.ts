@@ -7,7 +7,7 @@
 import type { StoreAdapter } from '../../lib/adapter';
 import { openSqlAdapter, type SqlAdapter } from '../../adapters/sql';
 import { createMemoryAdapter } from '../../adapters/memory';
-import { CursorCodec } from '../../lib/server';
+import { CursorCodec } from '../../lib/server/cursor';
 import { demoCatalog, seedDemo } from '../../lib/demo';
 import { describeDatabase, isolatedAdapter, sharedDatabase } from '../adapters/sql-databases';
 import { get, KEY, post, startStore } from './helpers';

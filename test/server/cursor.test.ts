@@ -1,6 +1,7 @@
 /** The cursor codec and the page-budget arithmetic built on it. */
 import fc from 'fast-check';
-import { CursorCodec, InvalidCursorError } from '../../lib/server';
+import { InvalidCursorError } from '../../lib/server';
+import { CursorCodec } from '../../lib/server/cursor';
 import { maxPagingLength } from '../../lib/server/read-core';
 
 const positionArb = fc.record({

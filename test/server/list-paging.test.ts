@@ -6,7 +6,7 @@ import { compareKeys, keyOf } from '../../lib/adapter';
 import { OrderListResponseSchema, ProductListResponseSchema } from '../../lib/contract';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { CursorCodec } from '../../lib/server';
+import { CursorCodec } from '../../lib/server/cursor';
 import { KEY, get, startStore } from './helpers';
 
 const catalog = demoCatalog(137);

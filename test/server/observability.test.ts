@@ -14,7 +14,9 @@ import type { ListOptions } from '../../lib/adapter';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics, metricsHandler } from '../../lib/metrics';
-import { createStoreCore, createStoreRouter, parseRouterOptions, RequestObservation, type Logger, type StoreRouterOptions } from '../../lib/server';
+import { createStoreCore, createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
+import { RequestObservation } from '../../lib/server/request-observation';
+import { parseRouterOptions } from '../../lib/server/router-options';
 import { get, KEY, listen, post } from './helpers';
 
 const WRONG_KEY = 'wrong-key-9f8e7d6c5b4a';

@@ -6,7 +6,8 @@ import express from 'express';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { InvalidOptionError } from '../../lib/errors';
-import { createStoreCore, createStoreHandlers, createStoreRouter, listProductsHandler, parseRouterOptions, type StoreRouterOptions } from '../../lib/server';
+import { createStoreCore, createStoreHandlers, createStoreRouter, listProductsHandler, type StoreRouterOptions } from '../../lib/server';
+import { parseRouterOptions } from '../../lib/server/router-options';
 import { KEY, get, listen, post, spyAdapter, startStore } from './helpers';
 
 const catalog = demoCatalog(20);

@@ -2,7 +2,8 @@
  * Sync jobs retry by the same policy as the caller's requests (`lib/http/retry.ts`): what is
  * retried, and how long the worker waits.
  */
-import { failureOfRun, retryWait, SYNC_JOB_BACKOFF, SYNC_JOB_RETRY, syncJobRetry } from '../../lib/sync';
+import { failureOfRun, retryWait } from '../../lib/sync/bullmq-sync-worker';
+import { SYNC_JOB_BACKOFF, SYNC_JOB_RETRY, syncJobRetry } from '../../lib/sync/bullmq-sync-queue';
 import { retryDecision } from '../../lib/http/retry';
 
 const retried = (error: Parameters<typeof failureOfRun>[0], policy = syncJobRetry({})) => retryDecision(policy, 0, failureOfRun(error)).retry;

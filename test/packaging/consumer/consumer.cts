@@ -5,7 +5,8 @@ import client = require('storebridge/client');
 import reverse = require('storebridge/reverse');
 import demo = require('storebridge/demo');
 import conformance = require('storebridge/conformance');
+import openapi = require('storebridge/openapi');
 import express = require('express');
 import scenarioModule = require('./scenario.cjs');
 
-scenarioModule.scenario({ main, memory, client, reverse, demo, conformance, expressApps: { express } }).then((result) => console.log(JSON.stringify({ flavor: 'ts-cjs', ...result })));
+scenarioModule.scenario({ main, memory, client, reverse, demo, conformance, openapi, expressApps: { express } }).then((result) => console.log(JSON.stringify({ flavor: 'ts-cjs', ...result })));

@@ -4,6 +4,10 @@ import * as memory from 'storebridge/adapters/memory';
 import * as client from 'storebridge/client';
 import * as conformance from 'storebridge/conformance';
 import * as contract from 'storebridge/contract';
+import * as adapter from 'storebridge/adapter';
+import * as openapi from 'storebridge/openapi';
+import * as host from 'storebridge/host';
+import * as dashboard from 'storebridge/dashboard';
 import * as demo from 'storebridge/demo';
 import * as reverse from 'storebridge/reverse';
 import * as server from 'storebridge/server';
@@ -13,5 +17,5 @@ import express from 'express';
 import express4 from 'express4';
 import scenarioModule from './scenario.cjs';
 
-const result = await scenarioModule.scenario({ main, memory, client, conformance, contract, demo, reverse, server, sync, sql, expressApps: { express, express4 } });
+const result = await scenarioModule.scenario({ main, memory, client, conformance, contract, adapter, openapi, host, dashboard, demo, reverse, server, sync, sql, expressApps: { express, express4 } });
 console.log(JSON.stringify({ flavor: 'esm', ...result }));

@@ -1,0 +1,114 @@
+/**
+ * The declared public surface: every runtime name each entry point of the package exports. The
+ * packaging test fails when an entry exports a name not listed here, or misses one that is: what a
+ * release exports is decided here, on purpose, and nothing internal becomes API by accident.
+ * Types are not listed (they vanish at run time; the shipped .d.ts is checked by public-api.ts).
+ */
+export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
+  ".": [
+    "AdapterContractError", "AdapterError", "AdapterTimeoutError", "BaseEntityStore",
+    "BaseStoreAdapter", "BodyTooLargeError", "ConversionError", "HttpError", "InvalidBodyError",
+    "InvalidCursorError", "InvalidOptionError", "InvalidQueryError", "ItemTooLargeError",
+    "JWT_ALGORITHMS", "MethodNotAllowedError", "NotFoundError", "RateLimitedError",
+    "RedisUnavailableError", "StoreCore", "StorebridgeError", "UnauthorizedError",
+    "UnstorableValueError", "UnsupportedMediaTypeError", "anyKeyVerifier", "compareIds",
+    "compareKeys", "connectRedisRateLimit", "createMetrics", "createStoreCore",
+    "createStoreFetchHandler", "createStoreHandlers", "createStoreListener", "createStoreRouter",
+    "guardAdapter", "isRawJson", "issueSvcKey", "jwtKeyVerifier", "keyOf", "listOrdersHandler",
+    "listProductsHandler", "metricsHandler", "orderByIdHandler", "productByIdHandler", "rawJson",
+    "registerAdapterSpec", "resolveWrite", "staticKeyVerifier", "writeOrderHandler",
+    "writeProductHandler",
+  ],
+  "./contract": [
+    "AcknowledgedSchema", "AddressSchema", "AnyWarningsSchema", "AvailabilitySchema", "BuyerSchema",
+    "COMMON_EXTRA_ATTRIBUTES", "CONNECTION_STATUSES", "CONVERTERS", "ConversionError",
+    "CursorOffsetSchema", "DEFAULT_DIALECT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TIME_BUDGET_MS",
+    "DIALECTS", "DIALECT_NAMES", "DecimalStringSchema", "ENTITIES", "ENTITY_DESCRIPTORS",
+    "EntityBodySchema", "EntitySchema", "ErrorBodySchema", "ExtraAttributesSchema",
+    "FORBIDDEN_KEYS", "FiniteNumberSchema", "HAS_MORE_VALUES", "HasMoreSchema", "INTERFACE_LIMITS",
+    "ITEM_SCHEMAS", "IdSchema", "InitializeBodySchema", "IntegerSchema", "IntegerStringSchema",
+    "ItemIdParameter", "JobIdParameter", "KEY_HEADERS", "LIST_QUERY", "MAX_ID_LENGTH",
+    "MAX_JSON_DEPTH", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
+    "ORDER_STATUSES", "OkSchema", "OrderByIdResponseSchema", "OrderItemSchema",
+    "OrderListResponseSchema", "OrderSchema", "OrderWriteBodySchema", "OrderWriteSuccessSchema",
+    "PING_STATUSES", "PUSH_STRATEGIES", "PagingSchema", "PingSchema", "PriceSchema",
+    "ProductByIdResponseSchema", "ProductListResponseSchema", "ProductSchema",
+    "ProductWriteBodySchema", "ProductWriteSuccessSchema", "PropertySchema", "PulledOrderSchema",
+    "PulledProductSchema", "PushOrdersPageSchema", "PushProductsPageSchema", "PushReceivedSchema",
+    "REVERSE_BASE_PATH", "REVERSE_ITEM_SCHEMAS", "REVERSE_ROUTES", "ReachabilitySchema",
+    "ReadyForNextSchema", "ReverseAvailabilitySchema", "ReverseBuyerSchema",
+    "ReverseOrderItemSchema", "ReverseOrderSchema", "ReversePriceSchema", "ReverseProductSchema",
+    "ReverseVariationSchema", "SHIPMENT_STATUSES", "SINGULAR", "SORT_ORDERS", "ShipmentSchema",
+    "SkuSchema", "StorageFailureReportSchema", "StrategySchema", "TimestampSchema",
+    "UPSTREAM_STATUS_MEMBERS", "UpstreamStatusSchema", "UrlRefSchema", "VariationSchema",
+    "WEBHOOK_ROUTES", "WRITE_QUERY", "WriteFailureSchema", "WriteMessageSchema",
+    "WriteReasonSchema", "ackIdOf", "canonicalDecimal", "decimalStringToNumber", "deeperThan",
+    "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
+    "findUnknownFields", "hasControlCharacter", "integerStringToNumber", "isEntity",
+    "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
+    "parseWire", "productToReverse", "productToWebhook", "readItem", "reverseUrl",
+    "webhookOperation", "withQuery",
+  ],
+  "./adapter": [
+    "BaseEntityStore", "BaseStoreAdapter", "KeyedMutex", "ListedItem", "compareIds", "compareKeys",
+    "entityStore", "guardAdapter", "isRawJson", "jsonEqual", "keyOf", "rawJson",
+    "registerAdapterSpec", "resolveWrite", "sameContent",
+  ],
+  "./server": [
+    "BodyTooLargeError", "HttpError", "InvalidBodyError", "InvalidCursorError", "InvalidQueryError",
+    "JWT_ALGORITHMS", "MethodNotAllowedError", "NotFoundError", "RateLimitedError",
+    "RedisUnavailableError", "StoreCore", "UnauthorizedError", "UnsupportedMediaTypeError",
+    "anyKeyVerifier", "connectRedisRateLimit", "createMetrics", "createStoreCore",
+    "createStoreFetchHandler", "createStoreHandlers", "createStoreListener", "createStoreRouter",
+    "issueSvcKey", "jwtKeyVerifier", "listOrdersHandler", "listProductsHandler", "metricsHandler",
+    "orderByIdHandler", "productByIdHandler", "staticKeyVerifier", "writeOrderHandler",
+    "writeProductHandler",
+  ],
+  "./client": [
+    "CatalogWalk", "DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_MS", "REPLY_NORMALISATION_KINDS",
+    "StoreAbortedError", "StoreAuthError", "StoreBadRequestError", "StoreClientError",
+    "StoreContractError", "StoreHttpError", "StoreNetworkError", "StoreNotFoundError",
+    "StorePagingError", "StoreRateLimitedError", "StoreResponseTooLargeError", "StoreServerError",
+    "StoreTimeoutError", "createStoreClient",
+  ],
+  "./sync": [
+    "DEFAULT_HISTORY_SIZE", "DEFAULT_PREFIX", "DEFAULT_QUEUE_NAME", "IntervalScheduler",
+    "JsonFileCheckpointStore", "MemoryCheckpointStore", "MemorySyncHealth", "RedisCheckpointStore",
+    "RedisRunLock", "RedisSyncHealth", "SYNC_JOB_NAME", "SYNC_OUTCOMES", "SyncBusyError",
+    "SyncLockLostError", "SyncRunFailedError", "createSyncConnection", "createSyncMetrics",
+    "createSyncQueue", "createSyncWorker", "runSync", "syncHealthHandler", "syncLogObserver",
+  ],
+  "./reverse": [
+    "FAILURE_CODES", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",
+    "ReverseStalledError", "ReverseStateError", "ReverseTransportError", "UnknownConnectionError",
+    "createDaemon", "createMemoryStateStore", "createRedisStateStore", "createReverseFetchHandler",
+    "createReverseNodeHandler", "createReverseService", "createReverseServiceRouter",
+  ],
+  "./conformance": [
+    "ADAPTER_CONFORMANCE_TESTS", "PAGE_BYTES_LIMIT", "PAGE_TIME_LIMIT_MS", "checkEndpoints",
+    "passes", "runAdapterConformance",
+  ],
+  "./demo": [
+    "DEMO_EPOCH_MS", "demoCatalog", "demoOrder", "demoOrderCount", "demoOrderId", "demoProduct",
+    "demoProductId", "prng", "seedDemo",
+  ],
+  "./host": [
+    "SERVER_TIMEOUTS", "lineLogger", "seedDemo", "startStoreServer",
+  ],
+  "./adapters/memory": [
+    "MemoryAdapter", "MemoryEntityStore", "createMemoryAdapter",
+  ],
+  "./adapters/sql": [
+    "SqlAdapter", "SqlConnectError", "SqlDriverUnavailableError", "SqlEntityStore",
+    "createSqlAdapter", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
+    "migrateSqlSchema", "openSqlAdapter", "redactConnectionSpec",
+  ],
+  "./dashboard": [
+    "DashboardDependencyError", "DashboardSourceError", "createDashboard", "createDashboardRouter",
+    "createHealthSyncSource", "createRedisSyncSource", "createReverseHttpSource",
+    "createStateFileSource",
+  ],
+  "./openapi": [
+    "OPENAPI_PARTS", "createOpenApiDocument", "openApiHandler",
+  ],
+};
