@@ -1,7 +1,8 @@
 /**
  * Envelopes around the resources: paging, list responses, write results, error bodies, and the
  * reverse connection's small status bodies. One schema per structure in the spec's
- * "Other structures" table, plus the ones DESIGN.md fixes for the spec's gaps.
+ * "Other structures" table, plus the ones this kit fixes where the interface leaves a gap
+ * (docs/interface.md, docs/reverse-connection.md).
  */
 import { z } from 'zod';
 import { OrderSchema, ProductSchema } from './webhook';
@@ -108,7 +109,7 @@ export const CursorOffsetSchema = z.object({ cursoroffset: z.union([z.number(), 
 /** `GET /` on the service's host: daemons check reachability there (any 200 JSON object). */
 export const ReachabilitySchema = z.object({ service: z.string(), ok: z.literal(true) });
 
-/** `done` is DESIGN.md's addition: the pull transaction has no item left. */
+/** `done` is this kit's addition (docs/reverse-connection.md): the pull transaction has no item left. */
 export const HAS_MORE_VALUES = ['waiting', 'ready', 'done'] as const;
 export type HasMore = (typeof HAS_MORE_VALUES)[number];
 export const HasMoreSchema = z.object({ hasmore: z.enum(HAS_MORE_VALUES) });

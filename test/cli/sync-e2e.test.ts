@@ -41,7 +41,7 @@ test('sync --json pulls all 5,000 products and their 1,250 orders', async () => 
   const r = await runCli(['sync', url, '--key', KEY, '--json']);
   expect(r.code).toBe(0);
   const report = JSON.parse(lastLine(r.stdout));
-  // DESIGN.md's members first, in its order; then the added ones.
+  // The original members first, in their order (docs/sync.md); then the added ones.
   expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs', 'normalisations']);
   expect(Object.keys(report.products).slice(0, 3)).toEqual(['count', 'duplicates', 'invalid']);
   expect(report).toEqual({

@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of Click2Sync's deployed Java daemons (B1 and SAI), written for these tests
- * from click2sync-as-deployed.md §2.2–§2.8 (no daemon code copied). It behaves as they do:
+ * from `docs/interface.md` ("The reverse connection", "How deployed daemons read replies", the B1/SAI/ECC/CPP sources; no daemon code copied). It behaves as they do:
  *
  * - the exact call order of a pass (§2.3–§2.5): `GET {host}/` until it answers 200, then `ping`
  *   (`fetchingremote` → push), `ping` again (`pulling` → pull), then the long pause;

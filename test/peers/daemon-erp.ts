@@ -1,6 +1,6 @@
 /**
  * The ERP behind the emulated deployed daemon (daemon-emulator.ts): what Click2Sync's Java daemons
- * store from a pull and send in a push (click2sync-as-deployed.md §2.6), written for these tests from
+ * store from a pull and send in a push (`docs/interface.md`, "What deployed peers send"), written for these tests from
  * those facts. Every write gets an ERP timestamp `(ms, row)`; B1 writes `last_updated` as the
  * composite string `"<ms> - <row>"`, SAI as the number `ms`.
  *

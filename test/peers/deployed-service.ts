@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of the DEPLOYED Click2Sync service calling a store's webhooks, written
- * from the facts in click2sync-as-deployed.md §1 (no peer code copied; there is none to copy for
+ * from the facts in `docs/interface.md` ("Webhooks"; no peer code copied; there is none to copy for
  * the service itself, only its documentation and its example stores):
  *
  * - A connection is configured with one URL per entity (`{{URI_PRODUCTS}}`, `{{URI_ORDERS}}`),

@@ -1,5 +1,5 @@
 /**
- * JSON as the deployed Java daemons see it (json-simple 1.x API, click2sync-as-deployed.md §0):
+ * JSON as the deployed Java daemons see it (json-simple 1.x API, as the B1/SAI/ECC sources in `docs/interface.md` use it):
  * an integer token parses to a `Long` (here a `bigint`), a decimal or exponent token to a `Double`
  * (here a `number`), and the casts the daemons make (`(Long) x`, `(long) x`, `(Double) x`) throw a
  * `ClassCastException` on anything else. An empty or non-JSON body is a `ParseException`. Written

@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of Click2Sync's deployed reverse service, written for these tests from
- * click2sync-as-deployed.md §2.10 (what the daemons show the real service must answer; no service
+ * `docs/interface.md` ("The reverse connection": what the daemons show the real service must answer; no service
  * code exists to copy). Where the public material leaves a value unknown, it picks the one a
  * daemon must cope with anyway:
  *

@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of a store modelled on the deployed cs-cart example
- * (`click2sync-as-deployed.md` §1.2–§1.10):
+ * (`docs/interface.md`: "Webhooks", "What deployed peers send", the WH sources):
  * - one PHP script told apart by `?entity=products|orders`; the key in `C2SKey`, a wrong one
  *   answered HTTP 200 with the text `401 Unauthorized`; JSON sent as `text/html`;
  * - pages of 50: page = floor(offset / 50) + 1, `(int)` of the offset, echoed in `paging.offset`;

@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of a store modelled on the deployed cursor-by-brand example (grupocva,
- * `click2sync-as-deployed.md` §1.2–§1.10):
+ * `docs/interface.md`: "Webhooks", "What deployed peers send", the WH sources):
  * - one PHP script told apart by `?entity=`; the key in `C2SKey`, a wrong one answered HTTP 200
  *   with the text `401 Unauthorized`; JSON sent as `application/json` (this example sets it);
  * - cursor paging where `next` is a plain brand name, not Base64: the first request (no `next`)

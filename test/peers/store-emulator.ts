@@ -6,7 +6,7 @@
  * seeded random source for their catalogs, and a tally of every deviation from the contract's
  * webhook form they put on the wire, so a test can check that the caller counted each one.
  *
- * Written from the facts in `click2sync-as-deployed.md` §1.3–§1.10; no code of the examples.
+ * Written from the deployed facts in `docs/interface.md` ("Webhooks", "What deployed peers send", the WH sources); no code of the examples.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

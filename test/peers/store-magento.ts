@@ -1,6 +1,6 @@
 /**
  * A clean-room emulator of a store modelled on the deployed magento2 example
- * (`click2sync-as-deployed.md` §1.2–§1.10):
+ * (`docs/interface.md`: "Webhooks", "What deployed peers send", the WH sources):
  * - one PHP script told apart by `?entity=`; the key in `C2SKey`, a wrong one answered HTTP 200
  *   with the text `401 Unauthorized`; JSON sent as `text/html`;
  * - pages of its own size 10 whatever `limit` says; the offset `(int)`, then **rounded up** to a

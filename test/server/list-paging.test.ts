@@ -1,6 +1,6 @@
 /**
  * The list webhooks over loopback HTTP: every paging and parameter rule of the spec's webhook
- * section and DESIGN.md's wire decisions (docs/wire-decisions.md for the decisions beyond them).
+ * section and the wire decisions of docs/wire-decisions.md.
  */
 import { compareKeys, keyOf } from '../../lib/adapter';
 import { OrderListResponseSchema, ProductListResponseSchema } from '../../lib/contract';

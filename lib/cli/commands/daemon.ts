@@ -51,7 +51,7 @@ export const HELP = command.help();
 
 type Args = ParsedArgs<typeof command.spec.flags>['values'];
 
-/** A 404 from the service means it does not know the key (DESIGN.md): say so, not just "not found". */
+/** A 404 from the service means it does not know the key (docs/reverse-connection.md): say so, not just "not found". */
 function explain(message: string): string {
   return / answered HTTP 404\b/.test(message) ? `${message} (the service does not know this connection key, or --service is not its base URL)` : message;
 }

@@ -4,7 +4,7 @@
  * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query).
  *
  * Pulls every product and order from the store into a sink adapter. With `--json` the last stdout
- * line is the report DESIGN.md fixes (with added members only). The key may come from
+ * line is the report docs/sync.md documents (a contract scripts depend on: members are only added). The key may come from
  * `STOREBRIDGE_KEY`; it is never printed.
  */
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
@@ -116,7 +116,7 @@ const entityLine = (entity: Entity, r: EntityReport) =>
   `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''})`;
 
 /**
- * The `--json` line of DESIGN.md's CLI contract, its members first and in its order; then the
+ * The `--json` line of the CLI contract (docs/sync.md), its original members first and in their order; then the
  * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
  * normalisations of both entities by kind.
  */
