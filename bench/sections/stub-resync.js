@@ -1,8 +1,9 @@
 'use strict';
 /**
  * Stub re-sync: after 1% of a catalog changes, a re-sync against a store listing ids only
- * (`{_id, last_updated}` stubs, items by `?id=`) fetches only the changed 1% by ID; measured
- * against a full re-sync of the same change (the kit's router listing whole items), both into a
+ * (`{_id, last_updated}` stubs, items by `?id=`: the kit's router with `listing: 'stubs'`, as
+ * `serve --listing stubs`) fetches only the changed 1% by ID; measured against a full re-sync of
+ * the same change (the same router listing whole items), both into a
  * copy of the same SQLite sink (the state after a first full sync), in pages of 100 (the CLI's).
  * Store and caller each in their own process; the two runs alternate; both must end with the same
  * (key, last_updated) pairs in the sink.
@@ -14,8 +15,7 @@ const seed = require('../lib/seed');
 const { startServer, runJson } = require('../lib/proc');
 const { summary, ratios } = require('../lib/stats');
 
-const FULL_STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
-const STUB_STORE = path.join(__dirname, '..', 'servers', 'stub-store-server.js');
+const STORE = path.join(__dirname, '..', 'servers', 'store-server.js');
 const CALLER = path.join(__dirname, '..', 'servers', 'resync-caller.js');
 const PAGE_SIZE = 100;
 
@@ -26,8 +26,8 @@ const copyDb = (from, to) => {
 };
 const removeDb = (file) => SQLITE_FILES.forEach((s) => fs.rmSync(file + s, { force: true }));
 
-async function syncWith(storeScript, storeDb, sinkDb) {
-  const store = await startServer(storeScript, [`sqlite:${storeDb}`]);
+async function syncWith(listing, storeDb, sinkDb) {
+  const store = await startServer(STORE, [`sqlite:${storeDb}`, '0', listing]);
   try {
     const { result } = await runJson(CALLER, [`http://127.0.0.1:${store.port}/products`, sinkDb, String(PAGE_SIZE)]);
     return result;
@@ -64,14 +64,14 @@ async function run({ quick }) {
   const baseSink = path.join(dir, 'sink-base.db');
   try {
     copyDb(await seed.sqliteCatalog(n), storeDb);
-    const first = await syncWith(FULL_STORE, storeDb, baseSink);
+    const first = await syncWith('full', storeDb, baseSink);
     const changed = await changeOnePercent(storeDb, n);
     const full = [];
     const stubs = [];
     for (let r = 0; r < reps; r++) {
       const runs = [
-        async () => full.push(await syncWith(FULL_STORE, storeDb, (copyDb(baseSink, path.join(dir, 'sink-full.db')), path.join(dir, 'sink-full.db')))),
-        async () => stubs.push(await syncWith(STUB_STORE, storeDb, (copyDb(baseSink, path.join(dir, 'sink-stubs.db')), path.join(dir, 'sink-stubs.db')))),
+        async () => full.push(await syncWith('full', storeDb, (copyDb(baseSink, path.join(dir, 'sink-full.db')), path.join(dir, 'sink-full.db')))),
+        async () => stubs.push(await syncWith('stubs', storeDb, (copyDb(baseSink, path.join(dir, 'sink-stubs.db')), path.join(dir, 'sink-stubs.db')))),
       ];
       if (r % 2) runs.reverse();
       for (const x of runs) await x();
