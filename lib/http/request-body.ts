@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
-import { BodyTooLargeError, InvalidBodyError, UnsupportedMediaTypeError } from '../server/http-errors';
+import { BodyTooLargeError, InvalidBodyError, UnsupportedMediaTypeError } from './http-errors';
 
 export interface RequestBodyOptions {
   /** Largest body accepted, in bytes (413 beyond). */

@@ -11,7 +11,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SortKey } from '../adapter';
 import { SORT_ORDERS, type SortOrder } from '../contract/messages';
 import { ENTITIES, hasControlCharacter, MAX_ID_LENGTH, type Entity } from '../contract/webhook';
-import { InvalidCursorError } from './http-errors';
+import { InvalidCursorError } from '../http/http-errors';
 
 const VERSION = 1;
 const MAC_BYTES = 16;

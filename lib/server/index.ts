@@ -27,5 +27,5 @@ export { createMetrics, metricsHandler, type Metrics, type MetricsOptions } from
 export type { StoreRouterOptions, RouterConfig, RateLimitOptions, FailedAuthLimitOptions, Logger, Pagination, Listing } from './router-options';
 export { staticKeyVerifier, type KeyVerifier, type KeyVerdict, type SvcKeyEntry, type SvcKeyOption } from './key-verifier';
 export type { CursorPosition } from './cursor';
-export * from './http-errors';
+export * from '../http/http-errors';
 export { connectRedisRateLimit, RedisUnavailableError, type RedisRateLimit, type RedisRateLimitOptions } from './redis-rate-limit';

@@ -15,7 +15,7 @@ import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
 import { LIST_QUERY, parseQuery, type ListQueryValues } from '../contract/query';
 import { hasControlCharacter, type Entity } from '../contract/webhook';
-import { InvalidQueryError } from './http-errors';
+import { InvalidQueryError } from '../http/http-errors';
 import type { RouterConfig } from './router-options';
 
 /** The parameters the core itself interprets; every other one in `LIST_QUERY` goes to the adapter. */

@@ -14,7 +14,7 @@ import { hasControlCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '..
 import { AdapterTimeoutError, ItemTooLargeError } from '../errors';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
-import { InvalidQueryError, NotFoundError } from './http-errors';
+import { InvalidQueryError, NotFoundError } from '../http/http-errors';
 import type { ListQuery } from './list-query';
 import type { Listing, RouterConfig } from './router-options';
 

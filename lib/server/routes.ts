@@ -4,7 +4,7 @@
  * a known path with another method a 405 (with the methods it serves), both JSON.
  */
 import { WEBHOOK_ROUTES, type WebhookOperation } from '../contract/webhook-routes';
-import { InvalidQueryError, MethodNotAllowedError, NotFoundError, type HttpError } from './http-errors';
+import { InvalidQueryError, MethodNotAllowedError, NotFoundError, type HttpError } from '../http/http-errors';
 
 export type RouteMatch =
   | { readonly operation: WebhookOperation; /** The decoded `:id` of by-ID routes. */ readonly id?: string }

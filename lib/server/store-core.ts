@@ -18,7 +18,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
-import { HttpError, MethodNotAllowedError, RateLimitedError } from './http-errors';
+import { HttpError, MethodNotAllowedError, RateLimitedError } from '../http/http-errors';
 import { parseListQuery } from './list-query';
 import { addressKey, WindowLimiter } from './rate-limit';
 import { getBareItem, getItem, listPage, type CoreHttpResponse } from './read-core';

@@ -20,7 +20,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { readJsonBody } from '../../http/request-body';
-import { NotFoundError } from '../http-errors';
+import { NotFoundError } from '../../http/http-errors';
 import { matchRoute } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';

@@ -14,7 +14,7 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NotFoundError } from '../http-errors';
+import { NotFoundError } from '../../http/http-errors';
 import { matchRoute } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, type StoreCore } from '../store-core';

@@ -1,5 +1,5 @@
 /**
- * Errors the store router answers as HTTP 4xx. Each class extends `StorebridgeError`, has a
+ * Refusals the store router and the reverse service answer as HTTP 4xx (shared by both servers). Each class extends `StorebridgeError`, has a
  * literal `name`, a stable `code` (a section of `docs/errors.md` each) and the HTTP status it maps
  * to. Their `message` is written for the caller and is sent as the `{error}` body, so it never
  * holds a key or an internal detail.
