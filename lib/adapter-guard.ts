@@ -12,7 +12,9 @@ import { describeZodError } from './contract/parse';
 import {
   compareKeys,
   isRawJson,
+  entityStore,
   keyOf,
+  type EntityStore,
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
@@ -124,7 +126,7 @@ export function guardAdapter(adapter: StoreAdapter | GuardedAdapter, options: Gu
   const guarded: GuardedAdapter = {
     products,
     orders,
-    entity: <E extends Entity>(e: E) => (e === 'products' ? products : orders) as unknown as GuardedEntityStore<E>,
+    entity: <E extends Entity>(e: E) => ({ products, orders })[e] as unknown as GuardedEntityStore<E>,
     productBySku: async (sku, opts) => {
       if (!inner.productBySku) return undefined;
       const p = await call('productBySku', opts.signal, () => inner.productBySku!(sku, opts));
@@ -163,115 +165,139 @@ async function call<R>(operation: string, signal: AbortSignal | undefined, fn: (
 }
 
 function guardEntity<E extends Entity>(adapter: StoreAdapter, entity: E, options: GuardOptions): GuardedEntityStore<E> {
-  type T = ItemOf<E>;
-  const store = (entity === 'products' ? adapter.products : adapter.orders) as unknown as import('./adapter').EntityStore<T>;
-  const schema = ITEM_SCHEMAS[entity];
-  const validateRaw = options.validate === 'all';
-  const fullWriteCheck = options.validateWrites !== 'keys';
+  return new EntityGuard(adapter, entity, options);
+}
+
+/** One entity store of a user's adapter behind the checks `GuardedEntityStore` promises. */
+class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
+  private readonly store: EntityStore<ItemOf<E>>;
+  private readonly schema: (typeof ITEM_SCHEMAS)[Entity];
+  private readonly validateRaw: boolean;
+  private readonly fullWriteCheck: boolean;
+
+  constructor(
+    private readonly adapter: StoreAdapter,
+    readonly entity: E,
+    options: GuardOptions,
+  ) {
+    this.store = entityStore(adapter, entity) as unknown as EntityStore<ItemOf<E>>;
+    this.schema = ITEM_SCHEMAS[entity];
+    this.validateRaw = options.validate === 'all';
+    this.fullWriteCheck = options.validateWrites !== 'keys';
+  }
+
+  async list(opts: ListOptions): Promise<ListedItem<ItemOf<E>>[]> {
+    const op = `${this.entity}.list`;
+    const raw = await call(op, opts.signal, () => this.store.list(opts));
+    if (!Array.isArray(raw)) throw new AdapterContractError(op, 'did not return an array');
+    if (raw.length > opts.limit) throw new AdapterContractError(op, `returned ${raw.length} items for a limit of ${opts.limit}`);
+    const sign = opts.sortorder === 'asc' ? 1 : -1;
+    let prev: SortKey | undefined = opts.after;
+    // A fresh array, not raw.map(): a native driver's array belongs to another realm under test VMs.
+    const out: ListedItem<ItemOf<E>>[] = [];
+    raw.forEach((x: ItemOf<E> | RawJsonItem, i: number) => {
+      const listed = this.listedItem(op, x, `item ${i}`);
+      if (prev && sign * compareKeys(listed, prev) <= 0) {
+        throw new AdapterContractError(op, `item ${i} ("${listed._id}") is out of ${opts.sortorder} order (sort key is (last_updated, _id))`);
+      }
+      prev = listed;
+      out.push(listed);
+    });
+    return out;
+  }
+
+  async count(opts: SignalOptions): Promise<number> {
+    const op = `${this.entity}.count`;
+    const n = await call(op, opts.signal, () => this.store.count(opts));
+    if (!Number.isSafeInteger(n) || n < 0) throw new AdapterContractError(op, `returned ${String(n)}, not a count`);
+    return n;
+  }
+
+  async get(id: string, opts: SignalOptions): Promise<ItemOf<E> | undefined> {
+    const op = `${this.entity}.get`;
+    const x = await call(op, opts.signal, () => this.store.get(id, opts));
+    if (x === undefined || x === null) return undefined;
+    const doc = this.validItem(op, x, `item "${id}"`);
+    if (doc._id !== id) throw new AdapterContractError(op, `asked for "${id}", got "${doc._id}"`);
+    return doc;
+  }
+
+  async upsert(item: ItemOf<E>, opts: WriteOptions): Promise<UpsertResult<ItemOf<E>>> {
+    const op = `${this.entity}.upsert`;
+    const r = await call(op, opts.signal, () => this.store.upsert(item, opts));
+    if (!r || typeof r !== 'object') throw new AdapterContractError(op, 'did not return an upsert result');
+    return this.writtenResult(op, r, item._id, 'result');
+  }
+
+  async upsertMany(items: readonly ItemOf<E>[], opts: WriteOptions): Promise<UpsertResult<ItemOf<E>>[]> {
+    const op = `${this.entity}.upsertMany`;
+    if (!Array.isArray(items)) throw new TypeError('upsertMany takes an array of items');
+    const store = this.store;
+    const results = await call(op, opts.signal, async () => {
+      if (store.upsertMany) return store.upsertMany(items, opts);
+      opts.signal.throwIfAborted();
+      const out: UpsertResult<ItemOf<E>>[] = [];
+      for (const item of items) out.push(await store.upsert(item, opts));
+      return out;
+    });
+    if (!Array.isArray(results)) throw new AdapterContractError(op, 'did not return an array of upsert results');
+    if (results.length !== items.length) throw new AdapterContractError(op, `returned ${results.length} results for ${items.length} items`);
+    return results.map((r, i) => this.writtenResult(op, r, items[i]._id, `result ${i}`));
+  }
+
+  async check(item: ItemOf<E>, opts: SignalOptions): Promise<string[]> {
+    const op = CHECK_HOOKS[this.entity];
+    const fn = this.adapter[op] as ((i: ItemOf<E>, o: SignalOptions) => Promise<string[]>) | undefined;
+    if (!fn) return [];
+    const reasons = await call(op, opts.signal, () => fn.call(this.adapter, item, opts));
+    if (!Array.isArray(reasons) || reasons.some((r) => typeof r !== 'string')) {
+      throw new AdapterContractError(op, 'must return an array of strings');
+    }
+    return reasons;
+  }
+
+  /** One listed element, an object or raw JSON, checked and wrapped. */
+  private listedItem(op: string, x: ItemOf<E> | RawJsonItem, where: string): ListedItem<ItemOf<E>> {
+    if (isRawJson(x)) {
+      checkKey(op, x, where);
+      const doc = this.validateRaw ? this.validItem(op, JSON.parse(x.json), where) : undefined;
+      if (doc && doc._id !== x._id) throw new AdapterContractError(op, `${where}: JSON _id differs from its key`);
+      return new ListedItem<ItemOf<E>>(x._id, x.last_updated, doc, this.validateRaw ? undefined : x.json);
+    }
+    const doc = this.validItem(op, x, where);
+    const key = keyOf(doc);
+    checkKey(op, key, where);
+    return new ListedItem<ItemOf<E>>(key._id, key.last_updated, doc, undefined);
+  }
 
   /** Checks one item an upsert returned for `written` (the `_id` asked for). */
-  function writtenResult(op: string, r: unknown, written: string, where: string): UpsertResult<T> {
+  private writtenResult(op: string, r: unknown, written: string, where: string): UpsertResult<ItemOf<E>> {
     if (!r || typeof r !== 'object') throw new AdapterContractError(op, `${where}: not an upsert result`);
     const { item, changed, created } = r as UpsertResult<unknown>;
-    let doc: T;
-    if (fullWriteCheck) doc = validItem(op, item, `item "${written}"`);
+    let doc: ItemOf<E>;
+    if (this.fullWriteCheck) doc = this.validItem(op, item, `item "${written}"`);
     else {
       if (!item || typeof item !== 'object' || Array.isArray(item)) throw new AdapterContractError(op, `${where}: item "${written}" is not an object`);
       checkKey(op, item as { _id?: unknown; last_updated?: unknown }, `item "${written}"`);
-      doc = item as T;
+      doc = item as ItemOf<E>;
     }
     if (doc._id !== written) throw new AdapterContractError(op, `wrote "${written}", returned "${doc._id}"`);
     return { item: doc, changed: Boolean(changed), created: Boolean(created) };
   }
 
-  function validItem(operation: string, raw: unknown, where: string): T {
-    const parsed = schema.safeParse(raw);
+  private validItem(operation: string, raw: unknown, where: string): ItemOf<E> {
+    const parsed = this.schema.safeParse(raw);
     if (!parsed.success) throw new AdapterContractError(operation, `${where}: ${describeZodError(parsed.error)}`);
-    return parsed.data as T;
+    return parsed.data as ItemOf<E>;
   }
+}
 
-  function checkKey(operation: string, item: { _id?: unknown; last_updated?: unknown }, where: string): void {
-    if (typeof item._id !== 'string' || item._id === '') throw new AdapterContractError(operation, `${where} has no _id`);
-    if (!Number.isSafeInteger(item.last_updated) || (item.last_updated as number) < 0) {
-      throw new AdapterContractError(operation, `${where} ("${item._id}") has no valid last_updated`);
-    }
+/** The adapter's business-check hook of each entity. */
+const CHECK_HOOKS = { products: 'checkProduct', orders: 'checkOrder' } as const satisfies Record<Entity, keyof StoreAdapter>;
+
+function checkKey(operation: string, item: { _id?: unknown; last_updated?: unknown }, where: string): void {
+  if (typeof item._id !== 'string' || item._id === '') throw new AdapterContractError(operation, `${where} has no _id`);
+  if (!Number.isSafeInteger(item.last_updated) || (item.last_updated as number) < 0) {
+    throw new AdapterContractError(operation, `${where} ("${item._id}") has no valid last_updated`);
   }
-
-  return {
-    entity,
-    async list(opts) {
-      const op = `${entity}.list`;
-      const raw = await call(op, opts.signal, () => store.list(opts));
-      if (!Array.isArray(raw)) throw new AdapterContractError(op, 'did not return an array');
-      if (raw.length > opts.limit) throw new AdapterContractError(op, `returned ${raw.length} items for a limit of ${opts.limit}`);
-      const sign = opts.sortorder === 'asc' ? 1 : -1;
-      let prev: SortKey | undefined = opts.after;
-      const out: ListedItem<T>[] = [];
-      raw.forEach((x: T | RawJsonItem, i: number) => {
-        const where = `item ${i}`;
-        let listed: ListedItem<T>;
-        if (isRawJson(x)) {
-          checkKey(op, x, where);
-          const doc = validateRaw ? validItem(op, JSON.parse(x.json), where) : undefined;
-          if (doc && doc._id !== x._id) throw new AdapterContractError(op, `${where}: JSON _id differs from its key`);
-          listed = new ListedItem<T>(x._id, x.last_updated, doc, validateRaw ? undefined : x.json);
-        } else {
-          const doc = validItem(op, x, where);
-          const key = keyOf(doc);
-          checkKey(op, key, where);
-          listed = new ListedItem<T>(key._id, key.last_updated, doc, undefined);
-        }
-        if (prev && sign * compareKeys(listed, prev) <= 0) {
-          throw new AdapterContractError(op, `${where} ("${listed._id}") is out of ${opts.sortorder} order (sort key is (last_updated, _id))`);
-        }
-        prev = listed;
-        out.push(listed);
-      });
-      return out;
-    },
-    async count(opts) {
-      const op = `${entity}.count`;
-      const n = await call(op, opts.signal, () => store.count(opts));
-      if (!Number.isSafeInteger(n) || n < 0) throw new AdapterContractError(op, `returned ${String(n)}, not a count`);
-      return n;
-    },
-    async get(id, opts) {
-      const op = `${entity}.get`;
-      const x = await call(op, opts.signal, () => store.get(id, opts));
-      if (x === undefined || x === null) return undefined;
-      const doc = validItem(op, x, `item "${id}"`);
-      if (doc._id !== id) throw new AdapterContractError(op, `asked for "${id}", got "${doc._id}"`);
-      return doc;
-    },
-    async upsert(item, opts) {
-      const op = `${entity}.upsert`;
-      const r = await call(op, opts.signal, () => store.upsert(item, opts));
-      if (!r || typeof r !== 'object') throw new AdapterContractError(op, 'did not return an upsert result');
-      return writtenResult(op, r, item._id, 'result');
-    },
-    async upsertMany(items, opts) {
-      const op = `${entity}.upsertMany`;
-      if (!Array.isArray(items)) throw new TypeError('upsertMany takes an array of items');
-      const results = await call(op, opts.signal, async () => {
-        if (store.upsertMany) return store.upsertMany(items, opts);
-        opts.signal.throwIfAborted();
-        const out: UpsertResult<T>[] = [];
-        for (const item of items) out.push(await store.upsert(item, opts));
-        return out;
-      });
-      if (!Array.isArray(results)) throw new AdapterContractError(op, 'did not return an array of upsert results');
-      if (results.length !== items.length) throw new AdapterContractError(op, `returned ${results.length} results for ${items.length} items`);
-      return results.map((r, i) => writtenResult(op, r, items[i]._id, `result ${i}`));
-    },
-    async check(item, opts) {
-      const op = entity === 'products' ? 'checkProduct' : 'checkOrder';
-      const fn = entity === 'products' ? adapter.checkProduct : adapter.checkOrder;
-      if (!fn) return [];
-      const reasons = await call(op, opts.signal, () => (fn as (i: T, o: SignalOptions) => Promise<string[]>).call(adapter, item, opts));
-      if (!Array.isArray(reasons) || reasons.some((r) => typeof r !== 'string')) {
-        throw new AdapterContractError(op, 'must return an array of strings');
-      }
-      return reasons;
-    },
-  };
 }
