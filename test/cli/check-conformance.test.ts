@@ -80,6 +80,22 @@ test('a store that follows only the interface\'s text passes with warnings (depl
   }
 });
 
+test('the same store configured per entity (one URL per entity) passes too: its by-ID read is then ?id=, a should', async () => {
+  const store = await startFakeStore({ products: catalog.products, orders: catalog.orders, key: KEY, pageSize: 7, seedOnly: true });
+  try {
+    const report = await checkEndpoints({ urls: { listProducts: `${store.url}/products`, listOrders: `${store.url}/orders` }, svcKey: KEY });
+    expect(failingAt(report, 'must')).toEqual([]);
+    expect(report.ok).toBe(true);
+    // One request, one grade: the configured by-ID read is the deployed ?id= read.
+    for (const entity of ['products', 'orders']) {
+      expect(report.checks.find((c) => c.name === `${entity}.by-id`)).toMatchObject({ ok: false, level: 'should' });
+      expect(report.checks.find((c) => c.name === `${entity}.by-id-query`)).toMatchObject({ ok: false, level: 'should' });
+    }
+  } finally {
+    await store.close();
+  }
+});
+
 test('a first page for offset=abc is a should failure (hardening), not a must', async () => {
   const store = await startFakeStore({
     products: catalog.products,
