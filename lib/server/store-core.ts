@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { entityOf } from '../contract/entities';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
@@ -113,7 +114,7 @@ export class StoreCore {
    * never the raw path.
    */
   observe(operation: string, route: string, method: string, rawQuery: string): RequestObservation {
-    return new RequestObservation(this.config, operation, route, method, jobidOf(rawQuery));
+    return new RequestObservation(this.config, observedOperation(operation, rawQuery), route, method, jobidOf(rawQuery));
   }
 
   /**
@@ -123,12 +124,13 @@ export class StoreCore {
   async authenticate(headers: HeaderBag, observation?: RequestObservation): Promise<AuthResult> {
     const { keyHeaders, keyHeaderNames } = this.config;
     let presented: string | undefined;
+    let presentedIn = keyHeaders[0];
     let conflict = false;
-    for (const name of keyHeaderNames) {
-      const value = headerValue(headers, name);
+    for (let i = 0; i < keyHeaderNames.length; i++) {
+      const value = headerValue(headers, keyHeaderNames[i]);
       if (!value) continue;
       observation?.redact(value);
-      if (presented === undefined) presented = value;
+      if (presented === undefined) [presented, presentedIn] = [value, keyHeaders[i]];
       else if (value !== presented) conflict = true;
     }
     const refuse = (message: string): AuthResult => ({ ok: false, response: errorResponse(401, message, { 'www-authenticate': keyHeaders[0] }) });
@@ -145,7 +147,8 @@ export class StoreCore {
     }
     if (!verdict.ok) {
       observation?.logger?.warn({ reason: verdict.reason }, 'key refused');
-      const name = keyHeaders[0];
+      // Named after the header the caller used: a deployed service sends only C2SKey.
+      const name = presentedIn;
       return refuse(verdict.reason === 'expired' ? `the ${name} has expired` : verdict.reason === 'revoked' ? `the ${name} has been revoked` : `invalid ${name}`);
     }
     if (observation) observation.keyId = verdict.keyId;
@@ -293,4 +296,14 @@ function pageItemsOf(body: string): number {
 /** Parses the options once and returns the core that bindings and handlers share. */
 export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreCore {
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
+}
+
+/**
+ * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id
+ * read) is a `getProduct` / `getOrder`, on the list route.
+ */
+function observedOperation(operation: string, rawQuery: string): string {
+  const op = Object.prototype.hasOwnProperty.call(OPERATIONS, operation) ? OPERATIONS[operation as OperationName] : undefined;
+  if (op?.kind !== 'list' || !new URLSearchParams(rawQuery).has('id')) return operation;
+  return entityOf(op.entity).operations.get;
 }

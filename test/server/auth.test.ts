@@ -63,11 +63,11 @@ const CASES: Array<[string, Array<[string, string]>, RegExp]> = [
   ['key twice', [['SvcKey', KEY], ['SvcKey', KEY]], /^invalid SvcKey$/],
   ['key in another header', [['X-SvcKey', KEY]], /^missing SvcKey or C2SKey header$/],
   ['expired key', [['SvcKey', OLD_KEY]], /^the SvcKey has expired$/],
-  ['wrong key in C2SKey', [['C2SKey', wrongSameLength]], /^invalid SvcKey$/],
-  ['expired key in C2SKey', [['C2SKey', OLD_KEY]], /^the SvcKey has expired$/],
+  ['wrong key in C2SKey', [['C2SKey', wrongSameLength]], /^invalid C2SKey$/],
+  ['expired key in C2SKey', [['C2SKey', OLD_KEY]], /^the C2SKey has expired$/],
   ['the key in SvcKey, another in C2SKey', [['SvcKey', KEY], ['C2SKey', NEXT_KEY]], /^the SvcKey and C2SKey headers carry different keys; send one key$/],
   ['a wrong key in SvcKey, the key in C2SKey', [['SvcKey', wrongSameLength], ['C2SKey', KEY]], /different keys/],
-  ['the key in C2SKey twice', [['C2SKey', KEY], ['C2SKey', KEY]], /^invalid SvcKey$/],
+  ['the key in C2SKey twice', [['C2SKey', KEY], ['C2SKey', KEY]], /^invalid C2SKey$/],
   ['key only in Authorization, C2SKey empty', [['Authorization', KEY], ['C2SKey', '']], /Authorization header is not accepted/],
 ];
 

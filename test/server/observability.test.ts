@@ -81,6 +81,24 @@ describe('structured logs', () => {
     expect(log.raw().toLowerCase()).not.toContain('svckey"');
   });
 
+  it('logs a by-id read on the list URL (?id=, the deployed read) as getProduct / getOrder, untracked without jobid', async () => {
+    const log = capturedPino();
+    const catalog = demoCatalog(5);
+    const store = await startApp({ adapter: createMemoryAdapter(catalog), logger: log.logger, logRequests: true });
+    try {
+      expect((await get(`${store.base}/products?id=${encodeURIComponent(catalog.products[0]._id)}`, { C2SKey: KEY })).status).toBe(200);
+      expect((await get(`${store.base}/orders?jobid=9&id=nope`)).status).toBe(404);
+      expect((await get(`${store.base}/products?limit=2`)).status).toBe(200);
+    } finally {
+      await store.close();
+    }
+    expect(log.lines().map((l) => [l.operation, l.route, l.status, l.jobid, l.untracked])).toEqual([
+      ['getProduct', '/products', 200, undefined, true],
+      ['getOrder', '/orders', 404, 9, undefined],
+      ['listProducts', '/products', 200, undefined, true],
+    ]);
+  });
+
   it('merges the bindings into each call when the logger has no child()', async () => {
     const calls: Array<{ level: string; obj: any; msg?: string }> = [];
     const at = (level: string) => (obj: object, msg?: string) => void calls.push({ level, obj, msg });
