@@ -318,7 +318,8 @@ describe('reverse connection, live', () => {
       } else {
         expect((await post(`/pull/${entity}/{id}/succeded`, { [noun]: item }, `/pull/${entity}/${id}/succeded`)).body).toEqual({ ok: true });
       }
-      expect((await get(`/pull/${entity}/hasmore`)).body).toEqual({ hasmore: 'waiting' });
+      // A hasmore before readyfornext closes the acknowledgement (a deployed daemon whose reply was lost reads no readyfornext).
+      expect((await get(`/pull/${entity}/hasmore`)).body.hasmore).toMatch(/^(ready|done)$/);
       expect((await get(`/pull/${entity}/readyfornext`)).body).toEqual({ ready: true });
     }
     expect((await post(`/pull/${entity}/finish`, {})).body).toEqual({ ok: true });

@@ -167,3 +167,51 @@ test('the service killed (SIGKILL) and restarted mid-pull and mid-push resumes f
   expect(status.transactions.map((t: { outcome: string }) => t.outcome)).toEqual(['finished', 'finished', 'finished']);
   expect(emulator.runtimeExceptions).toEqual([]);
 }, 120_000);
+
+test('an acknowledgement the service saved but never answered (killed mid-call): the deployed daemon, which reads no readyfornext for it, is not stuck', async () => {
+  const db = join(dir, 'lost-ack.db');
+  const args = (port: number) => ['--port', String(port), '--connection', KEY, '--demo', '20', '--dialect', 'click2sync', '--adapter', `sqlite:${db}`];
+  let svc = await service(args(0));
+  const port = svc.port;
+  const orders = demoOrderCount(20);
+  const seen = new Map<string, number>();
+  const lost: string[] = [];
+  let down = false;
+  /** After the pass that lost the reply, the service is back on the same database. */
+  const back = async () => {
+    if (!down) return;
+    svc = await service(args(port));
+    down = false;
+  };
+  const emulator = new DaemonEmulator({
+    host: svc.url,
+    key: KEY,
+    flavor: 'b1',
+    async beforeCall(method, path, body) {
+      if (down) return back();
+      const m = /\/pull\/(products|orders)\/[^/]+\/(succeded|failed)$/.exec(path);
+      if (!m) return;
+      const n = (seen.get(m[1]) ?? 0) + 1;
+      seen.set(m[1], n);
+      if (!((m[1] === 'products' && n === 5) || (m[1] === 'orders' && n === 3))) return;
+      // The service receives the acknowledgement and saves it; then it dies before the daemon reads the reply.
+      const res = await fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body });
+      expect(await res.json()).toEqual({ ok: true });
+      lost.push(`${m[1]} ack ${n}`);
+      await svc.kill();
+      running.length = 0;
+      down = true;
+    },
+  });
+  await emulator.runUntil(async () => (await back(), (await svc.status()).ping === 'idle'), 60);
+  expect(lost).toEqual(['products ack 5', 'orders ack 3']);
+  expect(emulator.unreachable).toBe(2);
+  const status = await svc.status();
+  expect(status.products).toMatchObject({ delivered: 20, redelivered: 0, failed: 20, succeeded: 0 });
+  expect(status.orders).toMatchObject({ delivered: orders, redelivered: 0, succeeded: orders, failed: 0, mapped: orders });
+  expect([...emulator.erp.inserts.values()]).toEqual(Array(orders).fill(1));
+  expect(status.transactions.map((t: { kind: string; outcome: string }) => `${t.kind} ${t.outcome}`)).toEqual(['pull finished', 'pull finished', 'push finished']);
+  expect(emulator.runtimeExceptions).toEqual([]);
+  // No loop: the pull costs its four calls per item and a bounded overhead per pass.
+  expect(emulator.calls.filter((c) => c.path.includes('/pull/')).length).toBeLessThanOrEqual((20 + orders) * PULL_CALLS_PER_ITEM + 40);
+}, 60_000);

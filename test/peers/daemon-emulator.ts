@@ -55,8 +55,8 @@ export interface DaemonEmulatorOptions {
   readonly productsProtected?: boolean;
   /** Send every initialize twice (a re-sent initialize, as after a lost reply). */
   readonly resendInitialize?: boolean;
-  /** Called before each call (a test may stop and restart the service there). */
-  readonly beforeCall?: (method: 'GET' | 'POST', path: string) => Promise<void> | void;
+  /** Called before each call, with the body about to be sent (a test may stop and restart the service there). */
+  readonly beforeCall?: (method: 'GET' | 'POST', path: string, body?: string) => Promise<void> | void;
 }
 
 export class DaemonEmulator {
@@ -86,7 +86,7 @@ export class DaemonEmulator {
 
   /** One call: the body read whatever the status, parsed and cast to an object. */
   private async http(method: 'GET' | 'POST', path: string, body?: JavaObject): Promise<JavaObject> {
-    await this.options.beforeCall?.(method, path);
+    await this.options.beforeCall?.(method, path, body === undefined ? undefined : stringifyJava(body));
     // `new HttpPost(url)`: a space is an IllegalArgumentException; a `#` starts the fragment.
     if (/[\s]/.test(path)) throw new IllegalArgumentException(`Illegal character in path: ${path}`);
     const sent = path.split('#')[0];

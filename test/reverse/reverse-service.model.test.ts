@@ -200,7 +200,8 @@ const hasMoreCmd = (e: Entity) =>
     if (!p) return expect409(res, 'hasmore');
     if (finishedEarlier(p, e) || p.entityFinished) return expect200(res, { hasmore: 'done' }, 'hasmore finished');
     expireLease(p, m.now);
-    const v = p.phase === 'acked' ? 'waiting' : p.phase === 'leased' || p.pos < idsOf(p).length ? 'ready' : 'done';
+    if (p.phase === 'acked') p.phase = 'ready'; // closes an acknowledgement whose readyfornext never came
+    const v = p.phase === 'leased' || p.pos < idsOf(p).length ? 'ready' : 'done';
     expect200(res, { hasmore: v }, 'hasmore');
   });
 const nextCmd = (e: Entity, restart: boolean) =>

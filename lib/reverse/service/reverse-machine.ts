@@ -10,7 +10,7 @@
  * to its state store in one batch with the state before it answers.
  *
  * Connection status: `waiting → initialized → finishing → finished → waiting` (the last move when a
- * transaction is queued). Pull item cycle: `hasmore` (waiting | ready | done) → `next` →
+ * transaction is queued). Pull item cycle: `hasmore` (ready | done; it closes an acknowledgement left open) → `next` →
  * `succeded` / `failed` → `readyfornext` → `hasmore` … See docs/reverse-connection.md.
  */
 import type { ConnectionStatus, HasMore, Mode, PingStatus, PushStrategy, StorageFailureReport } from '../../contract/messages';
@@ -368,13 +368,20 @@ export class ReverseConnectionMachine {
     if (c.phase === 'leased' && now >= c.leaseUntil) c.phase = 'ready';
   }
 
+  /**
+   * `ready` while an item is out or left, else `done`. A `hasmore` after an acknowledgement closes
+   * it, as `readyfornext` does: the acknowledgement is fully processed when it is answered, and a
+   * deployed daemon whose reply to it was lost (or a service restarted after saving it) never reads
+   * `readyfornext` for it; it starts its next pass with `hasmore`, and `waiting` there would end
+   * the entity early, for ever (its finish is refused while items are left).
+   */
   hasMore(entity: Entity, now: number): MachineResult<HasMore> {
     const r = this.pull(entity, `pull/${entity}/hasmore`, now);
     if (!r.ok) return r;
     const c = r.value;
     if (this.finishedEarlier(c, entity) || c.entityFinished) return ok('done');
     this.expireLease(c, now);
-    if (c.phase === 'acked') return ok('waiting');
+    if (c.phase === 'acked') c.phase = 'ready';
     return ok(c.phase === 'leased' || c.pos < c.total ? 'ready' : 'done');
   }
 
