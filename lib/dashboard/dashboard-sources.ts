@@ -116,7 +116,11 @@ export interface ReverseConnectionView {
   products: ReverseEntityCounts;
   orders: ReverseEntityCounts;
   failures: Array<{ transaction?: number; entity?: string; id?: string; source?: string; error: string; reasons: Array<{ message?: string; code?: string }>; at?: number }>;
-  transactions: Array<{ transaction?: number; kind?: string; entity?: string; startedAt?: number; finishedAt?: number; items?: number | { products?: number; orders?: number } }>;
+  /**
+   * Ended transactions, oldest first: the service's `{transaction, kind, entities, startedAt, endedAt,
+   * outcome, items, remaining}` (`entity` and `finishedAt` are read too, from other services).
+   */
+  transactions: Array<{ transaction?: number; kind?: string; entity?: string; startedAt?: number; endedAt?: number; outcome?: string; remaining?: number; items?: number | { products?: number; orders?: number } }>;
   /** Pulled id → store id, when the service reports it. */
   idMap?: IdMapping[];
 }

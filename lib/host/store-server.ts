@@ -138,8 +138,11 @@ export async function startStoreServer(options: StoreServerOptions): Promise<Run
   };
 }
 
-/** A server with the timeouts set, and malformed or timed-out requests answered as JSON. */
-function limitedServer(listener: (req: IncomingMessage, res: ServerResponse) => void, timeouts: ServerTimeouts): Server {
+/**
+ * A server with the timeouts set, and malformed or timed-out requests answered as JSON. Also the
+ * CLI's `reverse-service` server (not exported from `storebridge/host`).
+ */
+export function limitedServer(listener: (req: IncomingMessage, res: ServerResponse) => void, timeouts: ServerTimeouts): Server {
   const { keepAliveTimeout, ...created } = timeouts;
   const server = createServer(created, listener);
   server.keepAliveTimeout = keepAliveTimeout;

@@ -5,6 +5,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { guardAdapter } from '../../lib/adapter-guard';
@@ -32,6 +33,7 @@ beforeAll(async () => {
     ...readdirSync(join(ROOT, 'lib', 'reverse'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(ROOT, 'lib', 'reverse', f)),
     join(ROOT, 'lib', 'cli', 'commands', 'daemon.ts'),
     join(ROOT, 'lib', 'cli', 'commands', 'reverse-service.ts'),
+    join(ROOT, 'lib', 'host', 'store-server.ts'),
   ];
   const built = join(ROOT, 'dist', 'lib', 'cli', 'commands', 'daemon.js');
   if (!existsSync(built) || statSync(built).mtimeMs < newest(sources)) {
@@ -133,6 +135,36 @@ test('the daemon without --once polls until asked, works, and stops cleanly on S
   expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ ok: true, pulled: { products: 0, orders: 0 }, failed: 0, failedByEntity: { products: 0, orders: 0 }, pushed: { products: 0, orders: 0 } });
   service!.kill('SIGTERM');
   service = undefined;
+}, 60_000);
+
+/** Sends raw bytes on a fresh connection; resolves with what came back and when the server closed it. */
+function rawExchange(url: string, bytes: string, waitMs: number): Promise<{ text: string; closedAfterMs: number }> {
+  const { hostname, port } = new URL(url);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const timer = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (d) => (text += d));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closedAfterMs: Date.now() - started });
+    });
+  });
+}
+
+// Issue 14, "sane server limits": the reverse service is a CLI server too. It ran on Node's
+// defaults (stalled headers held ~83 s, a stalled body ~324 s, measured; bare-text 400/408).
+test('reverse-service sets the server limits: a NUL in a header is a JSON 400; stalled headers get a JSON 408 within the 20 s headersTimeout', async () => {
+  const { url } = await startService(['--port', '0', '--connection', KEY]);
+  const nul = await rawExchange(url, `GET / HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n`, 5_000);
+  expect(nul.text).toMatch(/^HTTP\/1\.1 400 /);
+  expect(nul.text).toMatch(/content-type: application\/json/);
+  const stalled = await rawExchange(url, `GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n`, 40_000);
+  expect(stalled.text).toMatch(/^HTTP\/1\.1 408 /);
+  expect(stalled.text).toContain('{"error":"the request did not arrive in time"}');
+  expect(stalled.closedAfterMs).toBeLessThan(30_000);
 }, 60_000);
 
 test('usage errors exit 2 and name the missing option', async () => {

@@ -152,6 +152,31 @@ describe('reverse sources', () => {
     }
   });
 
+  test('ended transactions show their entities, when they ended and how (finished, cancelled), as the service reports them', async () => {
+    // The service's status view names them `entities`, `endedAt` and `outcome` (docs/reverse-connection.md);
+    // the page read `entity` and `finishedAt`, so the end column was always empty and a cancelled or
+    // expired transaction looked like a finished one.
+    const service = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(3)), connections: [{ key: REVERSE_KEY, name: 'erp-3' }] });
+    const rs = await listen(express().use(service));
+    const ds = await listen(express().use(createDashboardRouter({ reverse: [createReverseHttpSource(rs.url)] })));
+    try {
+      await service.service.enqueue('erp-3', { kind: 'pull', entity: 'products' });
+      const init = await fetch(`${rs.url}/api/adapters/custom/reverse/connection/${REVERSE_KEY}/pull/initialize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(init.status).toBe(200);
+      await service.service.cancel('erp-3');
+      const [ended] = (await service.service.status('erp-3')).transactions;
+      expect(ended).toMatchObject({ kind: 'pull', entities: ['products'], outcome: 'cancelled' });
+      const page = await (await fetch(`${ds.url}/reverse/0/erp-3`)).text();
+      const row = /<table class="transactions">.*?<tbody>(.*?)<\/tbody>/s.exec(page)?.[1] ?? '';
+      expect(row).toContain('pull products');
+      expect(row).toContain('cancelled');
+      expect(row.match(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/g)).toHaveLength(2); // started and ended
+    } finally {
+      await ds.close();
+      await rs.close();
+    }
+  });
+
   test('a service that is down is shown in words; the pulled-id → store-id map is shown when reported', async () => {
     // A stand-in service answering the status view with an id map (the reverse service adds one).
     const view = { connection: 'erp-2', connectionstatus: 'waiting', mode: 'idle', current: null, queue: [], products: { delivered: 1, succeeded: 1 }, orders: { delivered: 2, succeeded: 1, failed: 1 }, failures: [{ transaction: 3, entity: 'orders', id: 'tmp-9', source: 'daemon', error: 'business partner unknown', reasons: [{ message: 'no partner C-77', code: 'BP' }], at: 0 }], transactions: [], idMap: { orders: { 'tmp-1': '100234' } } };

@@ -10,7 +10,8 @@
  * normal push. The key may come from `--connection-file` or `STOREBRIDGE_CONNECTION`; it is never printed.
  */
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { limitedServer, SERVER_TIMEOUTS } from '../../host/store-server';
 import type { StoreAdapter } from '../../adapter';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
@@ -50,6 +51,7 @@ export const command = defineCommand({
     'expire-ms': { type: 'int', min: 1, max: 2_592_000_000, default: 900_000, metavar: 'MS', help: 'a transaction with no daemon call for this long ends as expired' },
     host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
   },
+  epilogue: 'Server limits: headers within 20 s, the whole request within 120 s, idle keep-alive connections kept 65 s (docs/deployment.md "Server limits").',
 });
 
 export const HELP = command.help();
@@ -93,7 +95,9 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
   });
   if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = createServer(handler);
+    // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled
+    // headers held ~90 s, a stalled body ~330 s, timeouts answered as bare text).
+    const s = limitedServer(handler, { ...SERVER_TIMEOUTS });
     s.once('error', reject);
     s.listen(parsed.port, parsed.host, () => resolve(s));
   });

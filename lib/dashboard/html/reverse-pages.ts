@@ -2,7 +2,7 @@
  * The reverse side of the pages: per reverse service, a table of its connections (state, queue,
  * items delivered/succeeded/failed/received, the last failure reason, "Fetch updates" and "Send
  * updates"), and a connection's page (current transaction, queue, failures with their reasons, the
- * pulled-id → store-id map, finished transactions).
+ * pulled-id → store-id map, ended transactions: finished, expired or cancelled).
  */
 import type { ReverseConnectionView, ReverseEntityCounts } from '../dashboard-sources';
 import { formatCount, formatTime } from './format';
@@ -82,17 +82,20 @@ function idMapTable(c: ReverseConnectionView): SafeHtml {
 }
 
 function transactionsTable(c: ReverseConnectionView): SafeHtml {
-  if (c.transactions.length === 0) return html`<p class="muted">No finished transaction.</p>`;
+  if (c.transactions.length === 0) return html`<p class="muted">No ended transaction.</p>`;
   const items = (t: ReverseConnectionView['transactions'][number]) => (typeof t.items === 'number' ? formatCount(t.items) : t.items ? `${formatCount(t.items.products)} products, ${formatCount(t.items.orders)} orders` : '');
   const rows = [...c.transactions]
     .reverse()
-    .map((t) => html`<tr><td class="num">${t.transaction ?? ''}</td><td>${t.kind ?? ''} ${t.entity ?? ''}</td><td>${t.startedAt !== undefined ? formatTime(t.startedAt) : ''}</td><td>${t.finishedAt !== undefined ? formatTime(t.finishedAt) : ''}</td><td>${items(t)}</td></tr>`);
-  return html`<table class="transactions"><thead><tr><th class="num">#</th><th>Kind</th><th>Started</th><th>Finished</th><th>Items</th></tr></thead><tbody>${rows}</tbody></table>`;
+    .map(
+      (t) =>
+        html`<tr><td class="num">${t.transaction ?? ''}</td><td>${t.kind ?? ''} ${t.entity ?? ''}</td><td>${t.outcome ?? ''}</td><td>${t.startedAt !== undefined ? formatTime(t.startedAt) : ''}</td><td>${t.endedAt !== undefined ? formatTime(t.endedAt) : ''}</td><td>${items(t)}${t.remaining ? ` (${formatCount(t.remaining)} not acknowledged)` : ''}</td></tr>`,
+    );
+  return html`<table class="transactions"><thead><tr><th class="num">#</th><th>Kind</th><th>Outcome</th><th>Started</th><th>Ended</th><th>Items</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** One reverse connection's page. */
 export function reverseConnectionPage(ctx: PageContext, s: ReverseSection, c: ReverseConnectionView): SafeHtml {
   return html`<p><a href="${ctx.base}/#reverse-${s.index}">← all connections</a></p><h2>${c.name} <small>${s.label}</small></h2>
 <table class="reverse">${REVERSE_HEAD}<tbody>${reverseRow(ctx, s, c)}</tbody></table>
-<h2>Failures</h2>${failuresTable(c)}<h2>Pulled id → store id</h2>${idMapTable(c)}<h2>Finished transactions</h2>${transactionsTable(c)}`;
+<h2>Failures</h2>${failuresTable(c)}<h2>Pulled id → store id</h2>${idMapTable(c)}<h2>Ended transactions</h2>${transactionsTable(c)}`;
 }

@@ -82,7 +82,22 @@ export function readReverseView(item: unknown): ReverseConnectionView | undefine
         reasons: list(f.reasons).map((r) => ({ message: str(r.message) ?? str(r.msg), code: str(r.code) })),
         at: num(f.at),
       })),
-    transactions: list(v.transactions).slice(-MAX_LISTED) as ReverseConnectionView['transactions'],
+    transactions: list(v.transactions)
+      .slice(-MAX_LISTED)
+      .map((t) => {
+        const entities = Array.isArray(t.entities) ? t.entities.filter((e): e is string => typeof e === 'string').join(', ') : undefined;
+        const items = num(t.items) ?? (isObject(t.items) ? { products: num(t.items.products), orders: num(t.items.orders) } : undefined);
+        return {
+          transaction: num(t.transaction),
+          kind: str(t.kind),
+          entity: str(t.entity) ?? (entities || undefined),
+          startedAt: num(t.startedAt),
+          endedAt: num(t.endedAt) ?? num(t.finishedAt),
+          outcome: str(t.outcome),
+          remaining: num(t.remaining),
+          items,
+        };
+      }),
     ...(idMap ? { idMap } : {}),
   };
 }

@@ -14,6 +14,7 @@
  */
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
+import { drain } from '../../http/drain';
 import { readJsonBody } from '../../http/request-body';
 import type { ReverseService } from '../service/reverse-service';
 import { createReverseHttp, encodeAnswer, type ReverseBindingInput } from './reverse-http';
@@ -40,7 +41,15 @@ export function createReverseFetchHandler(options: ReverseFetchOptions): Reverse
       method: request.method,
       url: url.pathname + url.search,
       remoteAddress: options.remoteAddress?.(request),
-      readBody: () => readJsonBody(bodyStream(request), { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true }),
+      readBody: async () => {
+        const body = bodyStream(request);
+        try {
+          return await readJsonBody(body, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true });
+        } catch (err) {
+          await drain(body); // the rest is dropped (bounded) before the answer, so it arrives
+          throw err;
+        }
+      },
     })) ?? { status: 404, body: { error: 'not found' } };
     const { body, headers } = encodeAnswer(answer);
     return new Response(request.method === 'HEAD' ? null : body, { status: answer.status, headers });

@@ -13,6 +13,7 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { drain } from '../../http/drain';
 import { readJsonBody } from '../../http/request-body';
 import type { ReverseService } from '../service/reverse-service';
 import { createReverseHttp, encodeAnswer, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
@@ -25,14 +26,23 @@ export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.u
     method: req.method ?? 'GET',
     url,
     remoteAddress: req.socket?.remoteAddress,
-    readBody: () => readJsonBody(req, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true }),
+    readBody: async () => {
+      try {
+        return await readJsonBody(req, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true });
+      } catch (err) {
+        // Read and drop the rest (bounded) before the answer goes out: answering while the daemon
+        // is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
+        await drain(req);
+        throw err;
+      }
+    },
   };
 }
 
 /**
  * Sends an answer. After a body that was refused unread (413, 400 mid-body), the connection is
- * closed, and what the client still sends is read and dropped (up to twice the body limit), so
- * that it gets the answer instead of a reset while it is still writing.
+ * closed. `readBody` has drained what the client sent (up to `drain`'s bound) before the answer;
+ * what still arrives is read and dropped (up to twice the body limit) while the answer goes out.
  */
 export function sendNode(req: IncomingMessage, res: ServerResponse, answer: ReverseHttpAnswer, maxBodyBytes: number): void {
   if (res.headersSent) return;
