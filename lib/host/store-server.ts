@@ -41,6 +41,9 @@ export const SERVER_TIMEOUTS = {
   connectionsCheckingInterval: 5_000,
 } as const;
 
+/** The limits in one line, for the help of every command that runs a server. */
+export const SERVER_LIMITS_HELP = `Server limits: headers within ${SERVER_TIMEOUTS.headersTimeout / 1000} s, the whole request within ${SERVER_TIMEOUTS.requestTimeout / 1000} s, idle keep-alive connections kept ${SERVER_TIMEOUTS.keepAliveTimeout / 1000} s (docs/deployment.md "Server limits").`;
+
 export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: number };
 
 export interface StoreServerOptions {

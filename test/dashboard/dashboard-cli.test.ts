@@ -4,6 +4,7 @@
  * optional packages in one line (never a stack), a clean SIGTERM.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { demoCatalog } from '../../lib/demo';
@@ -43,6 +44,19 @@ test('--state FILE: the connections of a "storebridge sync --state" file, their 
     expect(page).toContain('job 2');
     expect(page).not.toContain('Run now');
     expect(page).not.toContain(KEY);
+    // The server limits of `serve` (docs/deployment.md "Server limits"): a request Node cannot
+    // parse is answered in JSON, not with Node's bare-text 400.
+    const { hostname, port } = new URL(d.url);
+    const raw = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(port), hostname, () => socket.write('GET / HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n'));
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toContain('content-type: application/json');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ error: expect.stringContaining('not valid HTTP') });
   } finally {
     await d.stop();
   }

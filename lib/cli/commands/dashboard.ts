@@ -11,6 +11,7 @@ import { defineCommand, runCommand, usageError, type FlagValues } from '../flags
 import type { CliIO } from '../io';
 import type { ReverseSource, SyncSource } from '../../dashboard/dashboard-sources';
 import { MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
+import { limitedServer, SERVER_LIMITS_HELP, SERVER_TIMEOUTS } from '../../host/store-server';
 
 const SOURCES = 'sources (at least one)';
 
@@ -42,6 +43,7 @@ export const command = defineCommand({
     'no-jobs': { type: 'boolean', help: 'do not mount the raw jobs view (bull-board)' },
     'jobs-writable': { type: 'boolean', help: 'let the jobs view retry, promote, clean and remove jobs (default read-only)' },
   },
+  epilogue: SERVER_LIMITS_HELP,
 });
 
 export const HELP = command.help();
@@ -124,9 +126,10 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
     app.disable('x-powered-by');
     app.use(router);
     server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(parsed.port, parsed.host);
-      s.once('listening', () => resolve(s));
+      // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults.
+      const s = limitedServer(app, { ...SERVER_TIMEOUTS });
       s.once('error', reject);
+      s.listen(parsed.port, parsed.host, () => resolve(s));
     });
   } catch (err) {
     await sources.sync?.close?.().catch(() => undefined);

@@ -11,7 +11,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { limitedServer, SERVER_TIMEOUTS } from '../../host/store-server';
+import { limitedServer, SERVER_LIMITS_HELP, SERVER_TIMEOUTS } from '../../host/store-server';
 import type { StoreAdapter } from '../../adapter';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
@@ -51,7 +51,7 @@ export const command = defineCommand({
     'expire-ms': { type: 'int', min: 1, max: 2_592_000_000, default: 900_000, metavar: 'MS', help: 'a transaction with no daemon call for this long ends as expired' },
     host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
   },
-  epilogue: 'Server limits: headers within 20 s, the whole request within 120 s, idle keep-alive connections kept 65 s (docs/deployment.md "Server limits").',
+  epilogue: SERVER_LIMITS_HELP,
 });
 
 export const HELP = command.help();

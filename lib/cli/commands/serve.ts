@@ -12,6 +12,7 @@ import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-r
 import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
 import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
+import { SERVER_LIMITS_HELP } from '../../host/store-server';
 
 const SCALE = 'running several replicas (docs/deployment.md)';
 
@@ -38,7 +39,7 @@ export const command = defineCommand({
     'metrics-port': { type: 'int', min: 0, max: 65535, metavar: 'P', section: SCALE, help: 'serve Prometheus metrics at http://HOST:P/metrics (a separate listener; 0 picks a free port); prints "metrics on URL" (docs/observability.md)' },
     'log-requests': { type: 'boolean', section: SCALE, help: 'log one JSON line per request to stderr (jobid, status, key id)' },
   },
-  epilogue: 'Server limits: headers within 20 s, the whole request within 120 s, idle keep-alive connections kept 65 s (docs/deployment.md "Server limits").',
+  epilogue: SERVER_LIMITS_HELP,
 });
 
 export const HELP = command.help();
