@@ -76,7 +76,8 @@ function failuresTable(c: ReverseConnectionView): SafeHtml {
 
 function idMapTable(c: ReverseConnectionView): SafeHtml {
   if (!c.idMap) return html`<p class="muted">This reverse service does not report the ids the store gave pulled items.</p>`;
-  if (c.idMap.length === 0) return html`<p class="muted">No pulled item stored yet.</p>`;
+  // The service maps only the items a store gave an id of its own (its succeded body named another).
+  if (c.idMap.length === 0) return html`<p class="muted">No pulled item was stored under an id of the store's own (items stored under the id they were pulled with are not listed).</p>`;
   const rows = c.idMap.map((m) => html`<tr><td>${m.entity}</td><td><code>${m.pulledId}</code></td><td><code>${m.storeId}</code></td></tr>`);
   return html`<table class="idmap"><thead><tr><th>Entity</th><th>Pulled id</th><th>Store id</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
