@@ -33,6 +33,8 @@ describeRedis('dashboard in a browser', () => {
     let page: Page;
     let dir: string;
     const served: Array<{ url: string; body: string }> = [];
+    /** Requests the server answered 404: the pages ask for nothing they do not serve (a favicon, say). */
+    const notFound: string[] = [];
     const shot = (name: string, fullPage = true) => page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage });
     const row = (name: string) => page.locator(`tr[data-connection="${name}"]`);
 
@@ -51,6 +53,7 @@ describeRedis('dashboard in a browser', () => {
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
       page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
       page.on('response', (res) => {
+        if (res.status() === 404) notFound.push(res.url());
         // Redirects have no body to read.
         if (res.status() >= 300 && res.status() < 400) return;
         void res.text().then((body) => served.push({ url: res.url(), body }), () => undefined);
@@ -90,6 +93,7 @@ describeRedis('dashboard in a browser', () => {
       expect(cells[5]).toMatch(/0 dup · 0 invalid/);
       expect(cells[7]).toMatch(/in \d|due/); // the next scheduled run
       await expect(page.locator('.cards').textContent()).resolves.toMatch(/10\s*connections/);
+      expect(notFound).toEqual([]);
       await shot('overview');
     });
 

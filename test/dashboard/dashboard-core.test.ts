@@ -55,6 +55,8 @@ describe('without a token: loopback only', () => {
     expect(res.body).toContain('&lt;img/src=x/onerror=alert(1)&gt;');
     expect(res.body).not.toMatch(/<script>|\son\w+=/i);
     for (const secret of [KEY, WRONG]) expect(res.body).not.toContain(secret);
+    // An empty icon of its own (allowed by the CSP's img-src data:): a browser then asks for no /favicon.ico, a 404.
+    expect(res.body).toContain('<link rel="icon" href="data:,">');
   });
 
   test('another client address, or a Host that is not loopback (DNS rebinding), is refused with 403 {error}', async () => {

@@ -25,7 +25,7 @@ export function layout(o: LayoutOptions, body: SafeHtml): string {
   const logout = o.logout ? html`<form method="post" action="${o.base}/logout"><input type="hidden" name="csrf" value="${o.csrf}"><button type="submit">Log out</button></form>` : '';
   const refresh = o.refreshMs > 0 ? html` data-refresh-ms="${o.refreshMs}"` : '';
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${o.title}</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"><script src="${o.base}/assets/dashboard.js" defer></script></head>
 <body><header><h1>${o.title}</h1><nav><a href="${o.base}/#sync">Sync</a><a href="${o.base}/#reverse-0">Reverse</a>${o.jobs ? html`<a href="${o.base}/jobs/">Jobs (BullMQ)</a>` : ''}</nav><span class="who">${logout}</span></header>
 <main${refresh}>${mainContent(o, body)}</main>
@@ -35,7 +35,7 @@ export function layout(o: LayoutOptions, body: SafeHtml): string {
 /** The operator-token login form. */
 export function loginPage(o: { base: string; title: string; csrf: string; error?: string }): string {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${o.title}: log in</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"></head>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${o.title}: log in</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"></head>
 <body><form class="login" method="post" action="${o.base}/login"><h2>${o.title}</h2>${o.error ? html`<p class="notice bad">${o.error}</p>` : ''}
 <label for="token">Operator token</label><input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <input type="hidden" name="csrf" value="${o.csrf}"><button class="primary" type="submit">Log in</button></form></body></html>`.text;
@@ -44,6 +44,6 @@ export function loginPage(o: { base: string; title: string; csrf: string; error?
 /** A rejection for a person's browser: the same words as the JSON `{error}`. */
 export function errorPage(o: { base: string; title: string; status: number; error: string }): string {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${o.title}: ${o.status}</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"></head>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${o.title}: ${o.status}</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"></head>
 <body><main><p class="notice bad">${o.error}</p><p><a href="${o.base}/">Back to the dashboard</a></p></main></body></html>`.text;
 }
