@@ -62,6 +62,11 @@ function commonErrors(s: GeneratedSchemas): Responses {
       headers: { 'WWW-Authenticate': { description: 'The first key header the store reads (`SvcKey` by default).', schema: { type: 'string' } } },
       content: error,
     },
+    '405': {
+      description: 'The path is one of the router\'s routes and the method is not one it serves there (a `DELETE /products`, say); the key is not checked first.',
+      headers: { Allow: { description: 'The methods the path serves.', schema: { type: 'string' } } },
+      content: error,
+    },
     '429': {
       description:
         'Rate limited: too many requests with this key, or too many refused keys from this address (a valid key is never refused by that second limit). On by default.',

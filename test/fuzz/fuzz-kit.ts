@@ -235,6 +235,10 @@ export function judge(req: RawRequest, res: RawResponse, validator?: DocumentVal
         } catch (err) {
           problems.push((err as Error).message);
         }
+      } else if (res.status === 405) {
+        // A method the path does not serve: the 405 is documented on the operations that exist.
+        const undocumented = Object.entries(item).filter(([, op]) => !(op as { responses?: Record<string, unknown> }).responses?.['405']);
+        if (undocumented.length > 0) problems.push(`${req.method} ${template} 405: not documented on ${undocumented.map(([m]) => m.toUpperCase()).join(', ')} ${template}`);
       }
     }
   }

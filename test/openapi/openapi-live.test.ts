@@ -149,6 +149,23 @@ describe('store webhooks, live', () => {
     expect((await call(broken, 'GET', t, `${t}?sortorder=asc&jobid=7`, auth)).status).toBe(500);
   });
 
+  it('a method a path does not serve answers 405 {error} with Allow, documented on every operation of that path', async () => {
+    const webhookPaths = Object.entries(doc.paths).filter(([, item]) => (item as { get?: { tags?: string[] } }).get?.tags?.includes('webhooks'));
+    expect(webhookPaths.map(([p]) => p).sort()).toEqual(['/orders', '/orders/{id}', '/products', '/products/{id}']);
+    for (const [template, item] of webhookPaths) {
+      const res = await fetch(store + template.replace('{id}', 'prod-000001'), { method: 'DELETE', headers: { SvcKey: KEY } });
+      const body = await res.json();
+      expect({ template, status: res.status }).toEqual({ template, status: 405 });
+      const served = Object.keys(item as object).map((m) => m.toUpperCase()) as Array<'GET' | 'POST'>;
+      expect(res.headers.get('allow')?.split(', ')).toEqual(expect.arrayContaining(served));
+      for (const method of served) {
+        const errors = validator.checkResponse(method, template, 405, body);
+        if (errors) throw new Error(`DELETE ${template} → 405 does not match ${method} ${template}: ${errors}`);
+        seen.add(`${method} ${template} 405`);
+      }
+    }
+  });
+
   it('rate limited lists and writes answer 429 with Retry-After', async () => {
     // One limiter per router, counted per key: the first request passes, every later one is refused.
     expect((await call(limited, 'GET', '/products', '/products?sortorder=asc&jobid=1', auth)).status).toBe(200);
