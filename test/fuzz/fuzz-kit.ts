@@ -237,13 +237,17 @@ export function judge(req: RawRequest, res: RawResponse, validator?: DocumentVal
         }
       } else if (res.status === 405) {
         // A method the path does not serve: the 405 is documented on the operations that exist.
-        const undocumented = Object.entries(item).filter(([, op]) => !(op as { responses?: Record<string, unknown> }).responses?.['405']);
+        const operations = Object.entries(item).filter(([m]) => HTTP_METHODS.has(m));
+        const undocumented = operations.filter(([, op]) => !(op as { responses?: Record<string, unknown> }).responses?.['405']);
         if (undocumented.length > 0) problems.push(`${req.method} ${template} 405: not documented on ${undocumented.map(([m]) => m.toUpperCase()).join(', ')} ${template}`);
       }
     }
   }
   return { problems, json };
 }
+
+/** The members of an OpenAPI path item that are operations (the others: `parameters`, `summary`, …). */
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /** The path of a request target, as the document's templates see it (segments still encoded). */
 function decodePathOnly(target: string): string | undefined {
