@@ -86,6 +86,12 @@ test('daemon --dialect click2sync --once against the deployed service: every ite
     const inserted = (service.acks[6].body.order as Record<string, unknown>);
     expect(inserted._id).toMatch(/^order-[0-9a-f]{24}$/);
     expect(inserted).toMatchObject({ orderid: tmpOrder.orderid, dateCreated: T0, buyer: { id: 223369408 }, orderItems: [{ quantity: 1, unitPrice: 450 }] });
+    // It came without last_updated: stamped when stored (as an insert in the store is), not 0, and pushed with that stamp.
+    expect(inserted.last_updated).toBeGreaterThanOrEqual(started);
+    expect(inserted.last_updated).toBeLessThanOrEqual(started + elapsed);
+    expect(service.received.orders.find((o) => o._id === inserted._id)?.last_updated).toBe(inserted.last_updated);
+    // The known order kept the service's last_updated.
+    expect((service.acks[7].body.order as Record<string, unknown>).last_updated).toBe(T0 + 9);
     // The push: the store's whole catalog (pulled items included), items in the deployed encoding.
     expect(service.received.products).toHaveLength(total.products);
     expect(service.received.orders).toHaveLength(total.orders);

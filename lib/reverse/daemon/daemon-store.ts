@@ -83,7 +83,11 @@ export async function storePulledItem<E extends Entity>(adapter: GuardedAdapter,
     if (reasons.length > 0) {
       return { ok: false, report: { error: `the store refused the ${noun}`, reasons: reasons.map((message) => ({ message, code: FAILURE_CODES.REFUSED_BY_STORE })) } };
     }
-    const stored = (await store.upsert(merged, { lastUpdated: 'keep', now: options.now, signal: options.signal })).item;
+    // The service's last_updated is kept; an item that comes without one (a deployed service's new
+    // `tmp-` order) is stamped now, as the store's own insert or change would be, instead of 0: it
+    // then lists where a new item belongs and goes out with the next push, as a deployed ERP's does.
+    const lastUpdated = merged.last_updated === undefined ? 'touch' : 'keep';
+    const stored = (await store.upsert(merged, { lastUpdated, now: options.now, signal: options.signal })).item;
     return { ok: true, item: stored, ...(storeId ? { storeId } : {}) };
   } catch (err) {
     return failure(`the store could not save the ${noun}`, err instanceof Error ? err.message : 'the data adapter failed', FAILURE_CODES.STORE_FAILED);
