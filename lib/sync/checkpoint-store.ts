@@ -4,13 +4,12 @@
  * run's checkpoint, saved after every page written to the sink, so a run that dies resumes where
  * it stopped.
  */
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import type { Entity } from '../contract/webhook';
 import type { WalkPosition } from '../client/catalog-walk';
 import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';
+import { readJsonFile, writeJsonFileAtomically } from './json-file';
 
 export interface EntityProgress {
   /** Items received (duplicates excluded), stubs of an ids-only list included. */
@@ -120,7 +119,6 @@ const StateSchema = z.object({
     })
     .optional(),
 });
-const FileSchema = z.record(z.string(), StateSchema);
 
 /** Validates a stored `SyncState` (for checkpoint stores that read JSON written elsewhere). */
 export function parseSyncState(value: unknown): SyncState | undefined {
@@ -137,16 +135,18 @@ export class JsonFileCheckpointStore implements CheckpointStore {
   constructor(readonly file: string) {}
 
   private async readAll(): Promise<Record<string, SyncState>> {
-    let text: string;
-    try {
-      text = await fs.readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw err;
+    const content = await readJsonFile(this.file);
+    const all = Object.create(null) as Record<string, SyncState>;
+    if (content === undefined) return all;
+    const invalid = () => new Error(`checkpoint file ${this.file} is not a storebridge checkpoint file`);
+    if (!content || typeof content !== 'object' || Array.isArray(content)) throw invalid();
+    // Entry by entry: a whole-record parse would assign a connection named `__proto__` instead of keeping it.
+    for (const [name, value] of Object.entries(content)) {
+      const state = parseSyncState(value);
+      if (!state) throw invalid();
+      all[name] = state;
     }
-    const parsed = FileSchema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new Error(`checkpoint file ${this.file} is not a storebridge checkpoint file`);
-    return parsed.data as Record<string, SyncState>;
+    return all;
   }
 
   async load(connectionId: string): Promise<SyncState | undefined> {
@@ -158,9 +158,7 @@ export class JsonFileCheckpointStore implements CheckpointStore {
     await this.lock.run('file', async () => {
       const all = await this.readAll();
       const next = Object.assign(Object.create(null) as Record<string, SyncState>, all, { [connectionId]: state });
-      const tmp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
-      await fs.writeFile(tmp, JSON.stringify(next, null, 2));
-      await fs.rename(tmp, this.file);
+      await writeJsonFileAtomically(this.file, next);
     });
   }
 }

@@ -10,6 +10,7 @@ export { IntervalScheduler, type IntervalSchedulerOptions } from './interval-sch
 export { createSyncConnection, type SyncConnectionOptions, type PushResult, type SyncConnection } from './sync-connection';
 export { SYNC_OUTCOMES, type SyncOutcome, type SyncObservation, type SyncObserver } from './sync-observer';
 export { createSyncMetrics, type SyncMetrics } from './sync-metrics';
+export { JsonFileSyncHealth, runsFileBeside } from './file-sync-health';
 export { MemorySyncHealth, syncHealthHandler, DEFAULT_HISTORY_SIZE, type LastRunEntity, type LastRun, type SyncHealthSource, type RunRecord, type SyncHistorySource, type SyncHealthHandlerOptions, type HealthStatus, type SyncHealthBody } from './sync-health';
 export { syncLogObserver } from './sync-log';
 export {

@@ -27,7 +27,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('--state FILE: the connections of a "storebridge sync --state" file, their job and high water; the exact ready line; SIGTERM exits 0', async () => {
+test('--state FILE: the connections of a "storebridge sync --state" file, their job and high water, last runs and history; the exact ready line; SIGTERM exits 0', async () => {
   const state = path.join(dir, 'state.json');
   for (let i = 0; i < 2; i++) {
     const sync = await runCli(['sync', store.url, '--state', state, '--connection', 'shop-file', '--json'], { STOREBRIDGE_KEY: KEY });
@@ -39,9 +39,14 @@ test('--state FILE: the connections of a "storebridge sync --state" file, their 
     const body = (await (await fetch(`${d.url}/api/overview`)).json()) as { sync: { connections: unknown[] } };
     expect(body.sync).toMatchObject({ label: `state file ${state}`, capabilities: { runNow: false, pause: false }, total: 1 });
     expect(body.sync.connections[0]).toMatchObject({ name: 'shop-file', checkpoint: { jobid: 2 } });
+    // The run reports sync keeps beside the state file: last run, figures and history, as from Redis.
+    expect(body.sync.connections[0]).toMatchObject({ lastRun: { outcome: 'ok', jobid: 2, products: { count: 30 }, orders: { count: expect.any(Number) } } });
+    const one = (await (await fetch(`${d.url}/api/connections/shop-file`)).json()) as { history: Array<{ jobid: number; outcome: string }> };
+    expect(one.history.map((r) => [r.jobid, r.outcome])).toEqual([[2, 'ok'], [1, 'ok']]);
     const page = await (await fetch(`${d.url}/`)).text();
     expect(page).toContain('data-connection="shop-file"');
     expect(page).toContain('job 2');
+    expect(page).toMatch(/took \d/);
     expect(page).not.toContain('Run now');
     expect(page).not.toContain(KEY);
     // The server limits of `serve` (docs/deployment.md "Server limits"): a request Node cannot

@@ -2,10 +2,13 @@
  * Run history (sync health keeps the last N runs per connection, newest first, in memory and in
  * Redis) and the SVG chart drawn from it (one bar per run, a mark per failed run).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { runChart } from '../../lib/dashboard/html/run-chart';
-import { MemorySyncHealth, RedisSyncHealth, type RunRecord, type SyncObservation } from '../../lib/sync';
+import { JsonFileSyncHealth, MemorySyncHealth, RedisSyncHealth, runsFileBeside, type RunRecord, type SyncObservation } from '../../lib/sync';
 import { lastRunOf, runRecordOf } from '../../lib/sync/sync-health';
 import type { SyncReport } from '../../lib/sync';
 import { describeRedis, purgePrefix, REDIS_URL, uniqueRedisPrefix } from '../sync/bullmq-helpers';
@@ -59,6 +62,50 @@ test('normalised and fetched-by-id counts are kept when a run reports them, and 
   expect(newest.products).toMatchObject({ normalised: 3, fetchedById: 1 });
   expect(oldest.products).not.toHaveProperty('normalised');
   expect(() => new MemorySyncHealth({ historySize: -1 })).toThrow(/historySize/);
+});
+
+describe('run reports in a JSON file (JsonFileSyncHealth: what sync --state keeps for dashboard --state)', () => {
+  let dir: string;
+  beforeAll(() => (dir = mkdtempSync(path.join(tmpdir(), 'sb-runs-'))));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  const freshFile = () => path.join(dir, `runs-${++n}.json`);
+
+  test('keeps what the memory health keeps: last runs, lastOkAt and history, across instances (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(fc.tuple(fc.constantFrom('a', 'b', '__proto__'), fc.boolean()), { maxLength: 12 }), async (size, runs) => {
+        const file = freshFile();
+        const memory = new MemorySyncHealth({ historySize: size });
+        const seq = new Map<string, number>();
+        for (const [c, failed] of runs) {
+          seq.set(c, (seq.get(c) ?? 0) + 1);
+          const o = observation(c, seq.get(c)!, failed);
+          memory.observe(o);
+          // A new instance per run, as each `storebridge sync` process makes.
+          await new JsonFileSyncHealth(file, { historySize: size }).observe(o);
+        }
+        const reader = new JsonFileSyncHealth(file);
+        expect(await reader.lastRuns()).toEqual(await memory.lastRuns());
+        for (const c of ['a', 'b', '__proto__']) {
+          expect(await reader.lastRun(c)).toEqual(await memory.lastRun(c));
+          expect(await reader.history(c)).toEqual(await memory.history(c));
+          expect(await reader.history(c, 1)).toEqual(await memory.history(c, 1));
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  test('no file is no runs; a file that is not one is a clear error; runsFileBeside names the file beside a state file', async () => {
+    const missing = new JsonFileSyncHealth(path.join(dir, 'none.json'));
+    expect(await missing.lastRuns()).toEqual([]);
+    expect(await missing.history('a')).toEqual([]);
+    const bad = freshFile();
+    writeFileSync(bad, JSON.stringify({ a: { jobid: 3 } }));
+    await expect(new JsonFileSyncHealth(bad).lastRuns()).rejects.toThrow(`run-report file ${bad} is not a storebridge run-report file`);
+    expect(runsFileBeside('/srv/sync-state.json')).toBe('/srv/sync-state.runs.json');
+    expect(runsFileBeside('state')).toBe('state.runs.json');
+  });
 });
 
 test('the chart has one bar per run, a cross per failed run, and a title per bar (property)', () => {

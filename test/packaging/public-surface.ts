@@ -73,10 +73,10 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
   ],
   "./sync": [
     "DEFAULT_HISTORY_SIZE", "DEFAULT_PREFIX", "DEFAULT_QUEUE_NAME", "IntervalScheduler",
-    "JsonFileCheckpointStore", "MemoryCheckpointStore", "MemorySyncHealth", "RedisCheckpointStore",
+    "JsonFileCheckpointStore", "JsonFileSyncHealth", "MemoryCheckpointStore", "MemorySyncHealth", "RedisCheckpointStore",
     "RedisRunLock", "RedisSyncHealth", "SYNC_JOB_NAME", "SYNC_OUTCOMES", "SyncBusyError",
     "SyncLockLostError", "SyncRunFailedError", "createSyncConnection", "createSyncMetrics",
-    "createSyncQueue", "createSyncWorker", "runSync", "syncHealthHandler", "syncLogObserver",
+    "createSyncQueue", "createSyncWorker", "runSync", "runsFileBeside", "syncHealthHandler", "syncLogObserver",
   ],
   "./reverse": [
     "FAILURE_CODES", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",

@@ -82,6 +82,11 @@ test('JSON file checkpoints: several connections in one file, atomic replace, a 
   expect(await b.load('x')).toEqual({ jobid: 3 });
   expect(await b.load('y')).toEqual({ jobid: 5, highWater: { products: 10 } });
   expect(await b.load('__proto__')).toBeUndefined();
+  // A connection may be named __proto__ (--connection is free text): kept like any other, beside the rest.
+  await b.save('__proto__', { jobid: 7 });
+  expect(await new JsonFileCheckpointStore(file).load('__proto__')).toEqual({ jobid: 7 });
+  expect(await new JsonFileCheckpointStore(file).load('x')).toEqual({ jobid: 3 });
+  expect(({} as Record<string, unknown>).jobid).toBeUndefined();
   expect(readdirSync(dir)).toEqual(['state.json']);
   writeFileSync(file, JSON.stringify({ x: { hello: 'world' } }));
   await expect(b.load('x')).rejects.toThrow(/not a storebridge checkpoint file/);

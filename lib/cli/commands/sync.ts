@@ -12,6 +12,8 @@ import { defineCommand, runCommand, usageError, type FlagValues, type ParsedArgs
 import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
 import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
+import { JsonFileSyncHealth, runsFileBeside } from '../../sync/file-sync-health';
+import { runObservation } from '../../sync/sync-observer';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { StoreClientOptions } from '../../client/client-options';
@@ -30,7 +32,7 @@ export const command = defineCommand({
     state: {
       type: 'string',
       metavar: 'FILE',
-      help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one',
+      help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one. Each run\'s report goes beside it (FILE.json → FILE.runs.json, the last 50 per connection), for storebridge dashboard --state FILE',
     },
     connection: { type: 'string', metavar: 'NAME', help: "the connection's name in the state file (default: the URL's host)" },
     incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state)" },
@@ -164,6 +166,7 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
   void io.shutdownSignal().then(() => controller.abort());
   const bar = process.stderr.isTTY ? progressBar((s) => void process.stderr.write(s)) : undefined;
   let report: SyncReport;
+  const startedAt = Date.now();
   try {
     report = await runSync({
       connectionId: connection,
@@ -181,8 +184,18 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
     bar?.done();
     await sink.close?.();
   }
+  if (values.state) await recordRun(runsFileBeside(values.state), report, startedAt, io);
   printReport(report, values.json, io);
   return report.ok ? 0 : 1;
+}
+
+/** Keeps the run's report beside the state file, for `storebridge dashboard --state`; a failure to write it is a note, never the run's failure. */
+async function recordRun(file: string, report: SyncReport, startedAt: number, io: CliIO): Promise<void> {
+  try {
+    await new JsonFileSyncHealth(file).observe(runObservation(report, { startedAt, endedAt: Date.now(), requests: report.requests, retries: report.retries }));
+  } catch (err) {
+    io.err(`storebridge sync: note: the run report was not kept in ${file}: ${(err as Error).message}`);
+  }
 }
 
 function printReport(report: SyncReport, json: boolean, io: CliIO): void {
