@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { createSqlAdapter, type SqlAdapter, type SqlAdapterOptions } from '../../adapters/sql';
 import { connectKysely } from '../../adapters/sql/sql-connect';
 import type { SqlKind } from '../../adapters/sql/sql-dialects';
+import { describeWhen, withoutCredentials } from '../support/describe-when';
 
 export type ServerKind = Exclude<SqlKind, 'sqlite'>;
 
@@ -41,7 +42,7 @@ export function unreachable(kind: ServerKind): string | undefined {
   return probed.get(kind);
 }
 
-export const REQUIRE_DB = process.env.STOREBRIDGE_REQUIRE_DB === '1';
+export { REQUIRE_DB } from '../support/describe-when';
 
 /**
  * `describe` for a database suite: runs it when the server answers; otherwise skips it with a
@@ -49,21 +50,8 @@ export const REQUIRE_DB = process.env.STOREBRIDGE_REQUIRE_DB === '1';
  */
 export function describeDatabase(kind: ServerKind, name: string, body: () => void): void {
   const why = unreachable(kind);
-  if (why === undefined) {
-    describe(name, body);
-    return;
-  }
-  const where = `${LABEL[kind]} at ${DATABASE_URLS[kind].replace(/\/\/[^@/]*@/, '//')}`;
-  if (REQUIRE_DB) {
-    describe(name, () => {
-      test(`${LABEL[kind]} is reachable (STOREBRIDGE_REQUIRE_DB=1)`, () => {
-        throw new Error(`${where} is unreachable (${why}); STOREBRIDGE_REQUIRE_DB=1 turns a skipped database suite into a failure`);
-      });
-    });
-    return;
-  }
-  console.warn(`NOTICE: skipping "${name}": ${where} is unreachable (${why}). Set STOREBRIDGE_REQUIRE_DB=1 to fail instead.`);
-  describe.skip(name, body);
+  const requirement = { unavailable: why === undefined ? undefined : `is unreachable (${why})`, what: `${LABEL[kind]} at ${withoutCredentials(DATABASE_URLS[kind])}`, check: `${LABEL[kind]} is reachable`, suite: 'database' };
+  describeWhen(requirement, name, body);
 }
 
 /** A table prefix no other test, worker or run uses. */

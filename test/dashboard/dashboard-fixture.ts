@@ -10,6 +10,7 @@ import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { createSyncQueue, createSyncWorker, RedisSyncHealth, type SyncQueue, type SyncWorker } from '../../lib/sync';
 import { purgePrefix, REDIS_URL, REQUIRE_DB, startLoopbackStores, uniqueRedisPrefix, type LoopbackStores } from '../sync/bullmq-helpers';
 import { spawnCli, type RunningCli } from '../cli/cli-process';
+import { describeWhen } from '../support/describe-when';
 
 export const CHROMIUM = process.env.STOREBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -19,18 +20,8 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-backgr
  * under STOREBRIDGE_REQUIRE_DB=1 (CI installs it: `.ci/run`).
  */
 export function describeBrowser(name: string, body: () => void): void {
-  if (existsSync(CHROMIUM)) return describe(name, body);
-  const why = `${CHROMIUM} is missing (apt-get install -y chromium)`;
-  if (REQUIRE_DB) {
-    describe(name, () => {
-      test('Chromium is installed (STOREBRIDGE_REQUIRE_DB=1)', () => {
-        throw new Error(`${why}; STOREBRIDGE_REQUIRE_DB=1 turns a skipped browser suite into a failure`);
-      });
-    });
-    return;
-  }
-  console.warn(`NOTICE: skipping "${name}": ${why}. Set STOREBRIDGE_REQUIRE_DB=1 to fail instead.`);
-  describe.skip(name, body);
+  const requirement = { unavailable: existsSync(CHROMIUM) ? undefined : 'is missing (apt-get install -y chromium)', what: CHROMIUM, check: 'Chromium is installed', suite: 'browser' };
+  describeWhen(requirement, name, body);
 }
 
 export interface Fleet {

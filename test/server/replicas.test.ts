@@ -8,17 +8,16 @@
  * redis://127.0.0.1:6379): unreachable, the suite is skipped with a notice, or fails under
  * STOREBRIDGE_REQUIRE_DB=1 (as the SQL suites do). Each run uses its own key prefix and deletes it.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REQUIRE_DB } from '../adapters/sql-databases';
+import { describeRedis, REDIS_URL } from '../sync/bullmq-helpers';
 import { connectRedisRateLimit, issueSvcKey } from '../../lib/server';
 import { demoAdapter, get, startStore } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'storebridge.js');
-const REDIS_URL = process.env.STOREBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const KEY = 'K-replicas-5d1c9a7e3b';
 const JWT_SECRET = 'replica-jwt-secret-0123456789abcdef0123';
 const LIMIT = 10;
@@ -74,33 +73,6 @@ async function getJson(url: string, key = KEY): Promise<{ status: number; body: 
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
-/** Why Redis cannot be used, or undefined when it answers PING (probed in a child, synchronously). */
-function redisUnreachable(): string | undefined {
-  const probe = `const { Redis } = require('ioredis');
-const c = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-let first;
-c.on('error', (e) => { first = first || e.message; });
-c.connect().then(() => c.ping()).then(() => c.quit()).then(() => process.exit(0), (e) => { console.error(first || e.message); process.exit(1); });`;
-  const r = spawnSync(process.execPath, ['-e', probe, REDIS_URL], { encoding: 'utf8', timeout: 10_000, cwd: __dirname });
-  return r.status === 0 ? undefined : (r.stderr || r.error?.message || 'no answer').trim().split('\n')[0];
-}
-
-/** `describe` that runs when Redis answers; else skips with a notice, or fails under STOREBRIDGE_REQUIRE_DB=1. */
-function describeRedis(name: string, body: () => void): void {
-  const why = redisUnreachable();
-  if (why === undefined) return describe(name, body);
-  const where = `Redis at ${REDIS_URL.replace(/\/\/[^@/]*@/, '//')}`;
-  if (REQUIRE_DB) {
-    describe(name, () => {
-      test('Redis is reachable (STOREBRIDGE_REQUIRE_DB=1)', () => {
-        throw new Error(`${where} is unreachable (${why}); STOREBRIDGE_REQUIRE_DB=1 turns a skipped Redis suite into a failure`);
-      });
-    });
-    return;
-  }
-  console.warn(`NOTICE: skipping "${name}": ${where} is unreachable (${why}). Set STOREBRIDGE_REQUIRE_DB=1 to fail instead.`);
-  describe.skip(name, body);
-}
 
 async function deleteRedisKeys(prefix: string): Promise<number> {
   const { Redis } = await import('ioredis');

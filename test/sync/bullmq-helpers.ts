@@ -14,9 +14,10 @@ import { Redis } from 'ioredis';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { createStoreRouter } from '../../lib/server';
 import { seedDemo } from '../../lib/demo';
+import { describeWhen, withoutCredentials } from '../support/describe-when';
 
 export const REDIS_URL = process.env.STOREBRIDGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const REQUIRE_DB = process.env.STOREBRIDGE_REQUIRE_DB === '1';
+export { REQUIRE_DB } from '../support/describe-when';
 
 let probed: { why: string | undefined } | undefined;
 
@@ -36,18 +37,8 @@ r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }
 /** `describe` for a Redis suite: skipped with a notice when Redis is unreachable, failing under STOREBRIDGE_REQUIRE_DB=1. */
 export function describeRedis(name: string, body: () => void): void {
   const why = redisUnreachable();
-  if (why === undefined) return describe(name, body);
-  const where = `Redis at ${REDIS_URL.replace(/\/\/[^@/]*@/, '//')}`;
-  if (REQUIRE_DB) {
-    describe(name, () => {
-      test('Redis is reachable (STOREBRIDGE_REQUIRE_DB=1)', () => {
-        throw new Error(`${where} is unreachable (${why}); STOREBRIDGE_REQUIRE_DB=1 turns a skipped Redis suite into a failure`);
-      });
-    });
-    return;
-  }
-  console.warn(`NOTICE: skipping "${name}": ${where} is unreachable (${why}). Set STOREBRIDGE_REQUIRE_DB=1 to fail instead.`);
-  describe.skip(name, body);
+  const requirement = { unavailable: why === undefined ? undefined : `is unreachable (${why})`, what: `Redis at ${withoutCredentials(REDIS_URL)}`, check: 'Redis is reachable', suite: 'Redis' };
+  describeWhen(requirement, name, body);
 }
 
 /** A BullMQ prefix no other test, worker or run uses. */
