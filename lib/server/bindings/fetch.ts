@@ -19,13 +19,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { readJsonBody } from '../../http/request-body';
 import { NotFoundError } from '../../http/http-errors';
 import { matchRoute } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';
 import { below, normalizeBasePath } from './node-http';
-import { drain } from './node-io';
+import { bodyReader } from './node-io';
 
 export interface StoreFetchHandlerOptions {
   /** A path prefix the routes live under (`/sync`). Default: none. A request outside it is a 404. */
@@ -76,16 +75,9 @@ export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore,
       clientAddress: handlerOptions.clientAddress && (() => handlerOptions.clientAddress!(request)),
       signal: request.signal,
       observation,
-      readBody: async () => {
-        const body = nodeBodyOf(request);
-        try {
-          // readJsonBody reads only `headers` and the stream: a Node stream over the Fetch body is enough.
-          return await readJsonBody(body as unknown as IncomingMessage, core.config.maxBodyBytes);
-        } catch (err) {
-          await drain(body);
-          throw err;
-        }
-      },
+      // Only called for an admitted write. bodyReader reads only `headers` and the stream: a Node
+      // stream over the Fetch body is enough.
+      readBody: () => bodyReader(nodeBodyOf(request) as unknown as IncomingMessage, core.config.maxBodyBytes)(),
     });
     observation?.end(out.status);
     return toResponse(request, out);

@@ -8,8 +8,6 @@ import { readJsonBody } from '../../http/request-body';
 import type { RequestObservation } from '../request-observation';
 import { OPERATIONS, type CoreAnswer, type OperationName, type StoreCore } from '../store-core';
 
-export { drain, DRAIN_LIMIT_BYTES, DRAIN_TIMEOUT_MS } from '../../http/drain';
-
 /** The write body of a Node request: `readJsonBody`, and on a refusal the rest is drained first. */
 export function bodyReader(req: IncomingMessage, maxBytes: number): () => Promise<unknown> {
   return async () => {
