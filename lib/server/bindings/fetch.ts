@@ -19,11 +19,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { NotFoundError } from '../../http/http-errors';
-import { matchRoute } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';
-import { below, normalizeBasePath } from './node-http';
+import { matchRouteBelow, normalizeBasePath } from './node-http';
 import { bodyReader } from './node-io';
 
 export interface StoreFetchHandlerOptions {
@@ -57,8 +55,7 @@ export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore,
     const url = new URL(request.url);
     const method = request.method;
     const rawQuery = url.search.slice(1);
-    const path = below(base, url.pathname);
-    const match = path === undefined ? { error: new NotFoundError(`no route ${method} ${url.pathname.slice(0, 100)} here; this store serves under ${base}/`) } : matchRoute(method, path);
+    const match = matchRouteBelow(base, method, url.pathname);
     if ('error' in match) {
       const observation = core.observed ? core.observe('none', 'unmatched', method, rawQuery) : undefined;
       const out = core.failure(match.error, 'route', observation?.logger);

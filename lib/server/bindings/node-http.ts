@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NotFoundError } from '../../http/http-errors';
-import { matchRoute } from '../routes';
+import { matchRoute, type RouteMatch } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, type StoreCore } from '../store-core';
 import { pathOf, sendRouteError, serveNode } from './node-io';
@@ -43,11 +43,18 @@ export function normalizeBasePath(basePath: string | undefined): string {
 }
 
 /** The path below `base`, or `undefined` when the path is outside it. */
-export function below(base: string, path: string): string | undefined {
+function below(base: string, path: string): string | undefined {
   if (base === '') return path;
   if (!path.startsWith(base)) return undefined;
   const rest = path.slice(base.length);
   return rest === '' || rest.startsWith('/') ? rest || '/' : undefined;
+}
+
+/** The route of a request path (without the query) served under `base`; a path outside it is a 404. */
+export function matchRouteBelow(base: string, method: string, fullPath: string): RouteMatch {
+  const path = below(base, fullPath);
+  if (path === undefined) return { error: new NotFoundError(`no route ${method} ${fullPath.slice(0, 100)} here; this store serves under ${base}/`) };
+  return matchRoute(method, path);
 }
 
 /** A `node:http` request listener serving the six webhook operations. */
@@ -57,9 +64,7 @@ export function createStoreListener(options: StoreRouterOptions | StoreCore, lis
   const addressOf = listenerOptions.clientAddress ?? ((req: IncomingMessage) => req.socket?.remoteAddress);
   return (req, res) => {
     const method = req.method ?? 'GET';
-    const full = pathOf(req.url ?? '/');
-    const path = below(base, full);
-    const match = path === undefined ? { error: new NotFoundError(`no route ${method} ${full.slice(0, 100)} here; this store serves under ${base}/`) } : matchRoute(method, path);
+    const match = matchRouteBelow(base, method, pathOf(req.url ?? '/'));
     if ('error' in match) return sendRouteError(core, req, res, match.error);
     void serveNode(core, match.operation, req, res, match.id, () => addressOf(req));
   };
