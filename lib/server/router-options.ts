@@ -180,6 +180,15 @@ const keyHeaders = z
     });
   });
 
+/** The rate limits and their defaults (1,200 requests a minute per key, 100 refused keys a minute per address). */
+const failedAuthShape = z.strictObject({ limit: opt.int({ min: 1 }).default(100), windowMs: windowMs.default(60_000), store: rateLimitStore.optional() });
+const rateLimitShape = z.strictObject({
+  limit: opt.int({ min: 1 }).default(1200),
+  windowMs: windowMs.default(60_000),
+  store: rateLimitStore.optional(),
+  failedAuth: falseOr(failedAuthShape, 'must be false or {limit?, windowMs?, store?}').optional(),
+});
+
 const parseShape = defineOptions('createStoreRouter', {
   adapter: opt.object<StoreAdapter | GuardedAdapter>('a storebridge adapter (an object with products and orders stores)'),
   // Checked entry by entry by staticKeyVerifier / jwtKeyVerifier, whose messages name the entry.
@@ -198,18 +207,7 @@ const parseShape = defineOptions('createStoreRouter', {
     .optional(),
   defaultPagination: opt.oneOf(['offset', 'cursor']).default('offset'),
   listing: opt.oneOf(['full', 'stubs']).default('full'),
-  rateLimit: falseOr(
-    z.strictObject({
-      limit: opt.int({ min: 1 }).default(1200),
-      windowMs: windowMs.default(60_000),
-      store: rateLimitStore.optional(),
-      failedAuth: falseOr(
-        z.strictObject({ limit: opt.int({ min: 1 }).default(100), windowMs: windowMs.default(60_000), store: rateLimitStore.optional() }),
-        'must be false or {limit?, windowMs?, store?}',
-      ).optional(),
-    }),
-    'must be false or {limit?, windowMs?, store?, failedAuth?}',
-  ).optional(),
+  rateLimit: falseOr(rateLimitShape, 'must be false or {limit?, windowMs?, store?, failedAuth?}').optional(),
   allowedOrderStatuses: z
     .array(z.string().min(1), { error: 'must be null (any status) or a non-empty array of non-empty strings' })
     .min(1, 'must be null (any status) or a non-empty array of non-empty strings')
@@ -285,9 +283,9 @@ function parseSizes(o: ParsedOptions): Pick<RouterConfig, 'pageSize' | 'maxPageS
 /** On by default: 1,200 requests a minute per key, 100 refused keys a minute per address. */
 function rateLimitOf(rl: ParsedOptions['rateLimit']): RouterConfig['rateLimit'] {
   if (rl === false) return false;
-  const r = rl ?? { limit: 1200, windowMs: 60_000 };
-  const fa = r.failedAuth ?? { limit: 100, windowMs: 60_000 };
-  return { limit: r.limit, windowMs: r.windowMs, store: r.store, failedAuth: fa === false ? false : { limit: fa.limit, windowMs: fa.windowMs, store: fa.store } };
+  // An absent object or member takes the schemas' defaults, declared once above.
+  const r = rl ?? rateLimitShape.parse({});
+  return { ...r, failedAuth: r.failedAuth ?? failedAuthShape.parse({}) };
 }
 
 function parseMetrics(metrics: Registry | Metrics | undefined): StoreMetrics | undefined {
