@@ -7,13 +7,13 @@
  * only an empty page (offsets) or a missing `next` (cursors) does; pages that bring nothing new
  * stop it instead of letting it loop.
  */
-import { setMaxListeners } from 'node:events';
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { Paging, SortOrder } from '../contract/messages';
 import { compareKeys, keyOf, type SortKey } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import { StorePagingError } from './client-errors';
 import { CompactStringSet } from './compact-string-set';
+import { linkedController } from './linked-abort';
 import { addNormalisations, countNormalisation, isPlaceholderTotal, type InvalidItem, type ItemStub, type NormalisationCounts } from './store-reply';
 
 /** Where a walk stands: resume a walk by passing this back as `start`. */
@@ -135,19 +135,15 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   async *pages(): AsyncGenerator<WalkPage<ItemOf<E>>, void, undefined> {
     if (this.started) throw new Error('a CatalogWalk can be iterated once');
     this.started = true;
-    const inner = new AbortController();
     // Parallel offset pages each listen to it: sized for them, so Node does not warn of a leak.
-    setMaxListeners(2 * (this.options.concurrency ?? 1) + 8, inner.signal);
-    const onAbort = () => inner.abort(this.options.signal!.reason);
-    if (this.options.signal?.aborted) onAbort();
-    else this.options.signal?.addEventListener('abort', onAbort, { once: true });
+    const inner = linkedController(this.options.signal, 2 * (this.options.concurrency ?? 1) + 8);
     try {
-      yield* this.run(inner.signal);
+      yield* this.run(inner.controller.signal);
       this.summary.complete = true;
     } finally {
       // Stops pages fetched ahead when the consumer leaves early (break, throw).
-      inner.abort();
-      this.options.signal?.removeEventListener('abort', onAbort);
+      inner.controller.abort();
+      inner.release();
     }
   }
 

@@ -5,8 +5,10 @@
  * (which makes `__proto__` an own data member, never a prototype; the cores refuse such keys).
  */
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { BodyTooLargeError, InvalidBodyError, UnsupportedMediaTypeError } from './http-errors';
+import { drain } from './drain';
 
 export interface RequestBodyOptions {
   /** Largest body accepted, in bytes (413 beyond). */
@@ -111,4 +113,24 @@ export async function readJsonBody(req: IncomingMessage & { body?: unknown }, op
 function checkDepth(value: unknown, maxDepth: number): unknown {
   if (deeperThan(value, maxDepth)) throw new InvalidBodyError(`the body is nested more than ${maxDepth} levels deep`);
   return value;
+}
+
+/**
+ * `readJsonBody`, for a server answering the refusal itself: on a refusal the rest of the body is
+ * read and dropped (bounded, `drain`) before the error is thrown, so the answer (413, 400, 415)
+ * arrives instead of a connection reset.
+ */
+export async function readJsonBodyOrDrain(req: IncomingMessage & { body?: unknown }, options: RequestBodyOptions | number): Promise<unknown> {
+  try {
+    return await readJsonBody(req, options);
+  } catch (err) {
+    await drain(req);
+    throw err;
+  }
+}
+
+/** A Fetch-API request's body as the stream `readJsonBody` reads (it reads only `headers` and the stream). */
+export function fetchBodyStream(request: Request): IncomingMessage {
+  const stream = request.body ? Readable.fromWeb(request.body as import('node:stream/web').ReadableStream) : Readable.from([]);
+  return Object.assign(stream, { headers: Object.fromEntries(request.headers) }) as unknown as IncomingMessage;
 }

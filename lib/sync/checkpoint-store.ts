@@ -9,7 +9,7 @@ import type { Entity } from '../contract/webhook';
 import type { WalkPosition } from '../client/catalog-walk';
 import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';
-import { readJsonFile, writeJsonFileAtomically } from './json-file';
+import { readJsonEntries, writeJsonFileAtomically } from './json-file';
 
 export interface EntityProgress {
   /** Items received (duplicates excluded), stubs of an ids-only list included. */
@@ -134,19 +134,8 @@ export class JsonFileCheckpointStore implements CheckpointStore {
   private readonly lock = new KeyedMutex();
   constructor(readonly file: string) {}
 
-  private async readAll(): Promise<Record<string, SyncState>> {
-    const content = await readJsonFile(this.file);
-    const all = Object.create(null) as Record<string, SyncState>;
-    if (content === undefined) return all;
-    const invalid = () => new Error(`checkpoint file ${this.file} is not a storebridge checkpoint file`);
-    if (!content || typeof content !== 'object' || Array.isArray(content)) throw invalid();
-    // Entry by entry: a whole-record parse would assign a connection named `__proto__` instead of keeping it.
-    for (const [name, value] of Object.entries(content)) {
-      const state = parseSyncState(value);
-      if (!state) throw invalid();
-      all[name] = state;
-    }
-    return all;
+  private readAll(): Promise<Record<string, SyncState>> {
+    return readJsonEntries(this.file, parseSyncState, `checkpoint file ${this.file} is not a storebridge checkpoint file`);
   }
 
   async load(connectionId: string): Promise<SyncState | undefined> {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { compareIds, KeyedMutex } from '../adapter';
-import { readJsonFile, writeJsonFileAtomically } from './json-file';
+import { readJsonEntries, writeJsonFileAtomically } from './json-file';
 import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
 
@@ -20,6 +20,10 @@ interface ConnectionRuns {
 // The records are the kit's own (`lastRunOf`): checked for shape, not member by member.
 const RecordSchema = z.looseObject({ connection: z.string(), outcome: z.string(), at: z.string() });
 const ConnectionRunsSchema = z.object({ lastRun: RecordSchema, history: z.array(RecordSchema) });
+const parseConnectionRuns = (value: unknown): ConnectionRuns | undefined => {
+  const parsed = ConnectionRunsSchema.safeParse(value);
+  return parsed.success ? (parsed.data as unknown as ConnectionRuns) : undefined;
+};
 
 /** The run-report file kept beside a checkpoint file: `sync-state.json` → `sync-state.runs.json`. */
 export function runsFileBeside(stateFile: string): string {
@@ -79,18 +83,7 @@ export class JsonFileSyncHealth implements SyncObserver, SyncHistorySource {
   }
 
   /** Every connection's runs, in a prototype-less map (a connection may be named `__proto__`). */
-  private async readAll(): Promise<Record<string, ConnectionRuns>> {
-    const content = await readJsonFile(this.file);
-    const all = Object.create(null) as Record<string, ConnectionRuns>;
-    if (content === undefined) return all;
-    const invalid = () => new Error(`run-report file ${this.file} is not a storebridge run-report file`);
-    if (!content || typeof content !== 'object' || Array.isArray(content)) throw invalid();
-    // Entry by entry: a whole-record parse would assign a `__proto__` key instead of keeping it.
-    for (const [name, value] of Object.entries(content)) {
-      const parsed = ConnectionRunsSchema.safeParse(value);
-      if (!parsed.success) throw invalid();
-      all[name] = parsed.data as unknown as ConnectionRuns;
-    }
-    return all;
+  private readAll(): Promise<Record<string, ConnectionRuns>> {
+    return readJsonEntries(this.file, parseConnectionRuns, `run-report file ${this.file} is not a storebridge run-report file`);
   }
 }

@@ -23,3 +23,22 @@ export async function writeJsonFileAtomically(file: string, value: unknown): Pro
   await fs.writeFile(tmp, JSON.stringify(value, null, 2));
   await fs.rename(tmp, file);
 }
+
+/**
+ * The named entries of a JSON file holding one object (none when the file does not exist), each
+ * checked by `parse` (`undefined`: not valid). Read entry by entry into a prototype-less map: a
+ * whole-record parse would assign an entry named `__proto__` instead of keeping it.
+ * Throws `Error(invalidMessage)` when the content or any entry is not what `parse` accepts.
+ */
+export async function readJsonEntries<T>(file: string, parse: (value: unknown) => T | undefined, invalidMessage: string): Promise<Record<string, T>> {
+  const content = await readJsonFile(file);
+  const all = Object.create(null) as Record<string, T>;
+  if (content === undefined) return all;
+  if (!content || typeof content !== 'object' || Array.isArray(content)) throw new Error(invalidMessage);
+  for (const [name, value] of Object.entries(content)) {
+    const entry = parse(value);
+    if (entry === undefined) throw new Error(invalidMessage);
+    all[name] = entry;
+  }
+  return all;
+}

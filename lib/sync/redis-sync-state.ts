@@ -8,9 +8,8 @@
  * list of JSON `RunRecord`, newest first, trimmed to the history size). The `@` keeps them apart
  * from BullMQ's own `NS:*` keys.
  */
-import { StorebridgeError } from '../errors';
 import type { Redis } from 'ioredis';
-import { InvalidOptionError } from '../errors';
+import { InvalidOptionError, StorebridgeError } from '../errors';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
 import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';

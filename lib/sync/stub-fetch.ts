@@ -4,12 +4,12 @@
  * mode). A stub whose `last_updated` the sink already holds is current; every other stub (new,
  * changed, or without `last_updated`) is fetched by ID. A stub is never stored as the item.
  */
-import { setMaxListeners } from 'node:events';
 import type { Entity, ItemOf } from '../contract/webhook';
 import { AdapterError } from '../errors';
 import { compareKeys, type SortKey } from '../adapter';
 import { StoreContractError, StoreNotFoundError } from '../client/client-errors';
 import { addNormalisations, type InvalidItem, type ItemStub, type NormalisationCounts } from '../client/store-reply';
+import { linkedController } from '../client/linked-abort';
 import type { RunContext } from './sync-run-context';
 
 /** By-ID reads in flight at once per run, by default. */
@@ -116,14 +116,10 @@ export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E,
   const limit = ctx.options.byIdConcurrency ?? DEFAULT_BY_ID_CONCURRENCY;
   // The reads in flight each listen to the signal: give them one of their own, sized for them, so
   // Node does not warn of a listener leak at a high `byIdConcurrency`.
-  const batch = new AbortController();
-  setMaxListeners(2 * limit + 8, batch.signal);
-  const onAbort = () => batch.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
+  const batch = linkedController(signal, 2 * limit + 8);
   await mapLimit(stale, limit, async (stub) => {
     try {
-      const read = await ctx.options.client.readById(entity, stub._id, { signal: batch.signal });
+      const read = await ctx.options.client.readById(entity, stub._id, { signal: batch.controller.signal });
       addNormalisations(normalisations, read.normalisations);
       items.push(read.item);
     } catch (err) {
@@ -131,7 +127,7 @@ export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E,
       const why = err instanceof StoreNotFoundError ? 'listed, but its by-ID read answered 404' : `its by-ID read: ${err.detail}`;
       failed.push({ entity, index: stub.index, _id: stub._id, error: why });
     }
-  }).finally(() => signal.removeEventListener('abort', onAbort));
+  }).finally(() => batch.release());
   // Input order, so the sink sees the store's order (mapLimit finishes them in any order).
   const order = new Map(stale.map((s, i) => [s._id, i]));
   items.sort((a, b) => (order.get(a._id) ?? 0) - (order.get(b._id) ?? 0));

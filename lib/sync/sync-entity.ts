@@ -6,6 +6,7 @@
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { WalkPage, WalkPosition, WalkSummary } from '../client/catalog-walk';
 import { addNormalisations, type InvalidItem, type ItemStub } from '../client/store-reply';
+import { linkedController } from '../client/linked-abort';
 import type { EntityProgress } from './checkpoint-store';
 import { ReadAhead } from './read-ahead';
 import { emptyProgress, type RunContext } from './sync-run-context';
@@ -32,15 +33,6 @@ function cutAtBoundary<T extends { last_updated?: number }>(page: WalkPage<T>, b
     stubs: stubCut < 0 ? page.freshStubs : page.freshStubs.slice(0, stubCut),
     reachedBoundary: itemCut >= 0 || stubCut >= 0,
   };
-}
-
-/** A controller aborted with `signal` (a linked controller, not `AbortSignal.any`: Node 20.0 lacks it). */
-function linkedController(signal: AbortSignal | undefined): { controller: AbortController; release(): void } {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal!.reason);
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
-  return { controller, release: () => signal?.removeEventListener('abort', onAbort) };
 }
 
 /**

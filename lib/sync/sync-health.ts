@@ -84,15 +84,14 @@ export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous
   const entity = (e: 'products' | 'orders'): LastRunEntity => {
     const r = o.report[e];
     // `normalised` and `fetchedById` are counted by newer runs only: carried when present.
-    const extra = r as { normalised?: unknown; fetchedById?: unknown };
     return {
       count: r.count,
       seen: r.seen,
       written: r.written,
       invalid: r.invalid,
       duplicates: r.duplicates,
-      ...(typeof extra.normalised === 'number' ? { normalised: extra.normalised } : {}),
-      ...(typeof extra.fetchedById === 'number' ? { fetchedById: extra.fetchedById } : {}),
+      ...(typeof r.normalised === 'number' ? { normalised: r.normalised } : {}),
+      ...(typeof r.fetchedById === 'number' ? { fetchedById: r.fetchedById } : {}),
     };
   };
   const at = new Date(o.endedAt).toISOString();

@@ -12,12 +12,9 @@
  * // Next.js, app/api/[...path]/route.ts: export { handler as GET, handler as POST };
  * ```
  */
-import { Readable } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
-import { drain } from '../../http/drain';
-import { readJsonBody } from '../../http/request-body';
+import { fetchBodyStream } from '../../http/request-body';
 import type { ReverseService } from '../service/reverse-service';
-import { createReverseHttp, encodeAnswer, type ReverseBindingInput } from './reverse-http';
+import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseBindingInput } from './reverse-http';
 
 export type ReverseFetchOptions = ReverseBindingInput & {
   /** The client's address of a request (for the operator routes' loopback check). */
@@ -25,12 +22,6 @@ export type ReverseFetchOptions = ReverseBindingInput & {
 };
 
 export type ReverseFetchHandler = ((request: Request) => Promise<Response>) & { readonly service: ReverseService };
-
-/** The request's body as the stream `readJsonBody` reads (the same limits, decoding and depth check as the other bindings). */
-function bodyStream(request: Request): IncomingMessage {
-  const stream = request.body ? Readable.fromWeb(request.body as import('node:stream/web').ReadableStream) : Readable.from([]);
-  return Object.assign(stream, { headers: Object.fromEntries(request.headers) }) as unknown as IncomingMessage;
-}
 
 /** Creates the Fetch-API binding. */
 export function createReverseFetchHandler(options: ReverseFetchOptions): ReverseFetchHandler {
@@ -41,16 +32,9 @@ export function createReverseFetchHandler(options: ReverseFetchOptions): Reverse
       method: request.method,
       url: url.pathname + url.search,
       remoteAddress: options.remoteAddress?.(request),
-      readBody: async () => {
-        const body = bodyStream(request);
-        try {
-          return await readJsonBody(body, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true });
-        } catch (err) {
-          await drain(body); // the rest is dropped (bounded) before the answer, so it arrives
-          throw err;
-        }
-      },
-    })) ?? { status: 404, body: { error: 'not found' } };
+      // The same limits, decoding and depth check as the other bindings.
+      readBody: () => readCallBody(fetchBodyStream(request), http.maxBodyBytes),
+    })) ?? NOT_FOUND;
     const { body, headers } = encodeAnswer(answer);
     return new Response(request.method === 'HEAD' ? null : body, { status: answer.status, headers });
   };

@@ -9,11 +9,13 @@
  * at most `maxBodyBytes`, nested at most `MAX_JSON_DEPTH`), `/connections…` (operator routes, loopback
  * only, decoded after that check). Anything else is not the service's (`undefined`).
  */
+import type { IncomingMessage } from 'node:http';
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { ReachabilitySchema } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import { hasControlCharacter } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
+import { readJsonBodyOrDrain } from '../../http/request-body';
 import { handleOperator } from '../service/reverse-operator';
 import { createReverseService, type ReverseService, type ReverseServiceOptions } from '../service/reverse-service';
 
@@ -64,8 +66,16 @@ export interface ReverseHttp {
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
 const BASE = `${REVERSE_BASE_PATH}/`;
-const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not found' } };
+export const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not found' } };
 const ROOT_BODY = { service: 'storebridge reverse-service', ok: true as const } satisfies ReturnType<typeof ReachabilitySchema.parse>;
+
+/**
+ * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,
+ * empty allowed); on a refusal the rest is dropped (bounded) before the answer, so it arrives.
+ */
+export function readCallBody(stream: IncomingMessage, maxBodyBytes: number): Promise<unknown> {
+  return readJsonBodyOrDrain(stream, { maxBytes: maxBodyBytes, latin1Fallback: true, allowEmpty: true });
+}
 
 function bodyFailure(err: unknown): ReverseHttpAnswer {
   const status = (err as { status?: unknown })?.status;

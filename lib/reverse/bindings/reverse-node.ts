@@ -13,10 +13,8 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { drain } from '../../http/drain';
-import { readJsonBody } from '../../http/request-body';
 import type { ReverseService } from '../service/reverse-service';
-import { createReverseHttp, encodeAnswer, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
+import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
 
 export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
 
@@ -26,16 +24,9 @@ export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.u
     method: req.method ?? 'GET',
     url,
     remoteAddress: req.socket?.remoteAddress,
-    readBody: async () => {
-      try {
-        return await readJsonBody(req, { maxBytes: http.maxBodyBytes, latin1Fallback: true, allowEmpty: true });
-      } catch (err) {
-        // Read and drop the rest (bounded) before the answer goes out: answering while the daemon
-        // is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
-        await drain(req);
-        throw err;
-      }
-    },
+    // The rest of a refused body is read and dropped (bounded) before the answer goes out:
+    // answering while the daemon is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
+    readBody: () => readCallBody(req, http.maxBodyBytes),
   };
 }
 
@@ -64,7 +55,7 @@ export function sendNode(req: IncomingMessage, res: ServerResponse, answer: Reve
 export function createReverseNodeHandler(input: ReverseBindingInput): ReverseNodeHandler {
   const http = createReverseHttp(input);
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    void http.answer(nodeRequest(http, req)).then((answer) => sendNode(req, res, answer ?? { status: 404, body: { error: 'not found' } }, http.maxBodyBytes));
+    void http.answer(nodeRequest(http, req)).then((answer) => sendNode(req, res, answer ?? NOT_FOUND, http.maxBodyBytes));
   };
   return Object.assign(handler, { service: http.service });
 }

@@ -43,7 +43,7 @@ class AttemptError extends Error {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function createTransport(config: DaemonConfig, sleep: (ms: number) => Promise<void>): Transport {
-  async function readReply(res: ExchangeResponse, abort: AbortController, method: string, path: string): Promise<{ status: number; body: unknown; text: string }> {
+  async function readReply(res: ExchangeResponse, abort: AbortController, method: string, path: string): Promise<{ status: number; body: unknown }> {
     const capped = await readCappedBody(res, config.maxResponseBytes);
     if (!capped.ok) {
       abort.abort();
@@ -55,7 +55,7 @@ export function createTransport(config: DaemonConfig, sleep: (ms: number) => Pro
     } catch {
       body = undefined;
     }
-    return { status: res.status, body, text: capped.text };
+    return { status: res.status, body };
   }
 
   /** One attempt; failures become `AttemptError`s carrying what the retry policy needs. */
@@ -63,7 +63,7 @@ export function createTransport(config: DaemonConfig, sleep: (ms: number) => Pro
     const abort = new AbortController();
     const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(config.requestTimeoutMs)]);
     const headers: Record<string, string> = body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json; charset=utf-8' };
-    let reply: { status: number; body: unknown; text: string };
+    let reply: { status: number; body: unknown };
     try {
       const res = await config.exchange(url, { method, headers, body, signal });
       reply = await readReply(res, abort, method, path);
@@ -83,7 +83,7 @@ export function createTransport(config: DaemonConfig, sleep: (ms: number) => Pro
     return reply;
   }
 
-  /** Attempts under the retry policy. `retryNetwork`: whether failures without an answer are retried (GETs). */
+  /** Attempts under the retry policy; failures without an answer are retried for GETs only. */
   async function withRetries(method: 'GET' | 'POST', url: string, path: string, body: string | undefined, accept: readonly number[]): Promise<{ status: number; body: unknown }> {
     for (let n = 1; ; n++) {
       try {

@@ -17,12 +17,10 @@
  * export const POST = store;
  * ```
  */
-import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { fetchBodyStream, readJsonBodyOrDrain } from '../../http/request-body';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';
 import { matchRouteBelow, normalizeBasePath } from './node-http';
-import { bodyReader } from './node-io';
 
 export interface StoreFetchHandlerOptions {
   /** A path prefix the routes live under (`/sync`). Default: none. A request outside it is a 404. */
@@ -32,12 +30,6 @@ export interface StoreFetchHandlerOptions {
 }
 
 export type StoreFetchHandler = (request: Request) => Promise<Response>;
-
-/** The request's body as a Node stream with the headers `readJsonBody` reads. */
-function nodeBodyOf(request: Request): Readable & { headers: Record<string, string> } {
-  const stream = request.body ? Readable.fromWeb(request.body as import('node:stream/web').ReadableStream) : Readable.from([]);
-  return Object.assign(stream, { headers: Object.fromEntries(request.headers) });
-}
 
 function toResponse(request: Request, out: CoreAnswer): Response {
   const headers = new Headers(out.headers);
@@ -72,9 +64,7 @@ export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore,
       clientAddress: handlerOptions.clientAddress && (() => handlerOptions.clientAddress!(request)),
       signal: request.signal,
       observation,
-      // Only called for an admitted write. bodyReader reads only `headers` and the stream: a Node
-      // stream over the Fetch body is enough.
-      readBody: () => bodyReader(nodeBodyOf(request) as unknown as IncomingMessage, core.config.maxBodyBytes)(),
+      readBody: () => readJsonBodyOrDrain(fetchBodyStream(request), core.config.maxBodyBytes),
     });
     observation?.end(out.status);
     return toResponse(request, out);

@@ -3,21 +3,13 @@
  * a `CoreAnswer`, and draining a refused body so its answer arrives.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { drain } from '../../http/drain';
-import { readJsonBody } from '../../http/request-body';
+import { readJsonBodyOrDrain } from '../../http/request-body';
 import type { RequestObservation } from '../request-observation';
 import { OPERATIONS, type CoreAnswer, type OperationName, type StoreCore } from '../store-core';
 
 /** The write body of a Node request: `readJsonBody`, and on a refusal the rest is drained first. */
 export function bodyReader(req: IncomingMessage, maxBytes: number): () => Promise<unknown> {
-  return async () => {
-    try {
-      return await readJsonBody(req, maxBytes);
-    } catch (err) {
-      await drain(req);
-      throw err;
-    }
-  };
+  return () => readJsonBodyOrDrain(req, maxBytes);
 }
 
 /** Writes an answer: JSON, `nosniff`, the exact length, `Connection: close` when asked; no body to `HEAD`. */
