@@ -134,7 +134,8 @@ export class JsonFileCheckpointStore implements CheckpointStore {
   private readonly lock = new KeyedMutex();
   constructor(readonly file: string) {}
 
-  private async readAll(): Promise<Record<string, SyncState>> {
+  /** Every connection's state (none while the file does not exist), each one validated. */
+  async readAll(): Promise<Record<string, SyncState>> {
     const content = await readJsonFile(this.file);
     const all = Object.create(null) as Record<string, SyncState>;
     if (content === undefined) return all;
