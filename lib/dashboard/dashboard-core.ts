@@ -13,7 +13,7 @@ import { InvalidOptionError } from '../errors';
 import { runActionOrReject, type ActionOutcome } from './dashboard-actions';
 import { readReverseSections, readSyncConnection, readSyncSection, type DataConfig } from './dashboard-data';
 import type { ReverseSource, SyncSource } from './dashboard-sources';
-import { createDashboardSecurity, CSRF_COOKIE, header, MIN_TOKEN_LENGTH, parseCookies, SESSION_COOKIE, type AccessDecision, type DashboardSecurity, type Headers } from './dashboard-security';
+import { createDashboardSecurity, CSRF_COOKIE, header, isValidOperatorToken, MIN_TOKEN_LENGTH, parseCookies, SESSION_COOKIE, type AccessDecision, type DashboardSecurity, type Headers } from './dashboard-security';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './html/assets';
 import { html, type SafeHtml } from './html/html';
 import { errorPage, layout, loginPage, mainContent } from './html/layout';
@@ -123,7 +123,7 @@ function json(status: number, body: unknown, extra: Record<string, string | stri
 export function createDashboard(options: DashboardOptions = {}): Dashboard {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
   const token = options.token;
-  if (token !== undefined && (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token))) {
+  if (token !== undefined && (typeof token !== 'string' || !isValidOperatorToken(token))) {
     throw new InvalidOptionError('token', `must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters (the value is not shown)`);
   }
   if (options.sync !== undefined && (typeof options.sync.connections !== 'function' || typeof options.sync.history !== 'function')) throw new InvalidOptionError('sync', 'must be a SyncSource');
