@@ -40,13 +40,18 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
+/** The state table's name: `options.table`, else the adapter's table prefix + `reverse_state`. */
+function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): string {
+  return options.table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_state`;
+}
+
 /** Opens (and creates when missing) the state table of `adapter`'s database. */
 export async function createSqlReverseStateStore(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<ReverseStateStore> {
   const { sql } = loadKysely();
   const db: Kysely<any> = adapter.db;
   const kind = adapter.kind;
   const names = adapter.tables;
-  const name = options.table ?? `${names.products.replace(/products$/, '')}reverse_state`;
+  const name = stateTableName(adapter, options);
   if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
   const table = names.schema ? sql.id(names.schema, name) : sql.id(name);
   const c = COLUMNS[kind];
@@ -83,6 +88,6 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
 export async function dropSqlReverseState(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<void> {
   const { sql } = loadKysely();
   const names = adapter.tables;
-  const name = options.table ?? `${names.products.replace(/products$/, '')}reverse_state`;
+  const name = stateTableName(adapter, options);
   await sql`drop table if exists ${names.schema ? sql.id(names.schema, name) : sql.id(name)}`.execute(adapter.db);
 }

@@ -13,7 +13,7 @@ import { InvalidOptionError } from '../errors';
 import { runActionOrReject, type ActionOutcome } from './dashboard-actions';
 import { readReverseSections, readSyncConnection, readSyncSection, type DataConfig } from './dashboard-data';
 import type { ReverseSource, SyncSource } from './dashboard-sources';
-import { createDashboardSecurity, CSRF_COOKIE, header, MIN_TOKEN_LENGTH, parseCookies, SESSION_COOKIE, type DashboardSecurity, type Headers } from './dashboard-security';
+import { createDashboardSecurity, CSRF_COOKIE, header, isValidOperatorToken, MIN_TOKEN_LENGTH, parseCookies, SESSION_COOKIE, type AccessDecision, type DashboardSecurity, type Headers } from './dashboard-security';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './html/assets';
 import { html, type SafeHtml } from './html/html';
 import { errorPage, layout, loginPage, mainContent } from './html/layout';
@@ -123,7 +123,7 @@ function json(status: number, body: unknown, extra: Record<string, string | stri
 export function createDashboard(options: DashboardOptions = {}): Dashboard {
   if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
   const token = options.token;
-  if (token !== undefined && (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token))) {
+  if (token !== undefined && (typeof token !== 'string' || !isValidOperatorToken(token))) {
     throw new InvalidOptionError('token', `must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters (the value is not shown)`);
   }
   if (options.sync !== undefined && (typeof options.sync.connections !== 'function' || typeof options.sync.history !== 'function')) throw new InvalidOptionError('sync', 'must be a SyncSource');
@@ -278,13 +278,16 @@ class DashboardCore {
     return respond(303, '', 'text/plain; charset=utf-8', { location: `${base}/`, 'set-cookie': [this.cookie(req, SESSION_COOKIE, this.security.sessionValue())] });
   }
 
+  /** The answer to a request the security rules refuse: the login form for a browser's GET, else the refusal. */
+  denied(req: DashboardRequest, access: Extract<AccessDecision, { ok: false }>): DashboardResponse {
+    if (access.login && req.method.toUpperCase() === 'GET' && wantsHtml(req.headers)) return respond(303, '', 'text/plain; charset=utf-8', { location: `${req.base ?? ''}/login` });
+    return this.refuse(req, access.status, access.error);
+  }
+
   authorize(req: DashboardRequest): DashboardResponse | undefined {
     const access = this.security.access(req);
     const method = req.method.toUpperCase();
-    if (!access.ok) {
-      if (access.login && method === 'GET' && wantsHtml(req.headers)) return respond(303, '', 'text/plain; charset=utf-8', { location: `${req.base ?? ''}/login` });
-      return this.refuse(req, access.status, access.error);
-    }
+    if (!access.ok) return this.denied(req, access);
     // Routes served by a binding (the jobs view) post JSON from their own page: the origin check applies.
     if (method !== 'GET' && method !== 'HEAD' && !access.bearer) {
       const host = header(req.headers, 'host');
@@ -307,7 +310,7 @@ class DashboardCore {
     const setCookies: string[] = [];
     if (seg[0] === 'login' && seg.length === 1 && (method === 'GET' || method === 'POST')) return this.login(req, setCookies);
     const access = this.security.access(req);
-    if (!access.ok) return this.authorize(req)!;
+    if (!access.ok) return this.denied(req, access);
     const ctx: PageContext = { base: req.base ?? '', csrf: this.csrfOf(req, setCookies), now: this.now() };
     if (method === 'GET' || method === 'HEAD') return this.get(req, seg, ctx, setCookies);
     if (method !== 'POST') return this.refuse(req, 405, 'use GET to read the dashboard and POST for its actions');

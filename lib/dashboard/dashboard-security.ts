@@ -25,6 +25,11 @@ export const SESSION_COOKIE = 'sb_dash_session';
 /** The smallest operator token accepted (characters). */
 export const MIN_TOKEN_LENGTH = 16;
 
+/** Whether `token` may be an operator token: at least `MIN_TOKEN_LENGTH` visible ASCII characters. */
+export function isValidOperatorToken(token: string): boolean {
+  return token.length >= MIN_TOKEN_LENGTH && /^[\x21-\x7e]+$/.test(token);
+}
+
 export function header(headers: Headers, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;

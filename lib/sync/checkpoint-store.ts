@@ -134,7 +134,8 @@ export class JsonFileCheckpointStore implements CheckpointStore {
   private readonly lock = new KeyedMutex();
   constructor(readonly file: string) {}
 
-  private readAll(): Promise<Record<string, SyncState>> {
+  /** Every connection's state (none while the file does not exist), each one validated. */
+  readAll(): Promise<Record<string, SyncState>> {
     return readJsonEntries(this.file, parseSyncState, `checkpoint file ${this.file} is not a storebridge checkpoint file`);
   }
 

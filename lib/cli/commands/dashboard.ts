@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
 import type { ReverseSource, SyncSource } from '../../dashboard/dashboard-sources';
-import { MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
+import { isValidOperatorToken, MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
 import { limitedServer, SERVER_LIMITS_HELP, SERVER_TIMEOUTS } from '../../host/store-server';
 
 const SOURCES = 'sources (at least one)';
@@ -65,7 +65,7 @@ function check(v: FlagValues<typeof command.spec.flags>, env: NodeJS.ProcessEnv)
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) return '--token-env must name an environment variable (letters, digits, _), not hold a value';
     token = env[tokenEnv];
     if (!token) return `--token-env: environment variable ${tokenEnv} is not set or empty`;
-    if (token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) return `--token-env: the token in ${tokenEnv} must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters`;
+    if (!isValidOperatorToken(token)) return `--token-env: the token in ${tokenEnv} must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters`;
   }
   if (!LOOPBACK_LISTEN.test(v.host) && !token) return `listening on ${v.host} (not loopback) needs an operator token: --token-env ENV`;
   return { ...v, token };

@@ -5,9 +5,8 @@
  * beside it (`JsonFileSyncHealth` in `runsFileBeside(FILE)`: last run, history). Read-only: there
  * is no queue to run or pause.
  */
-import { promises as fs } from 'node:fs';
 import { compareIds } from '../../adapter';
-import { parseSyncState, type SyncState } from '../../sync/checkpoint-store';
+import { JsonFileCheckpointStore, type SyncState } from '../../sync/checkpoint-store';
 import { JsonFileSyncHealth, runsFileBeside } from '../../sync/file-sync-health';
 import { DashboardSourceError } from '../dashboard-errors';
 import type { CheckpointView, SyncConnectionView, SyncSource } from '../dashboard-sources';
@@ -38,13 +37,14 @@ export function createStateFileSource(file: string): SyncSource {
   const label = `state file ${file}`;
   const runs = new JsonFileSyncHealth(runsFileBeside(file));
   const runsLabel = `run-report file ${runs.file}`;
-  /** Reads through `runs`, every failure a one-line source error (never a path or stack beyond the file's name). */
-  const read = async <T>(fn: () => Promise<T>): Promise<T> => {
+  const checkpoints = new JsonFileCheckpointStore(file);
+  /** Reads one of the files, every failure a one-line source error (never a path or stack beyond the file's name). */
+  const read = async <T>(fileLabel: string, kind: string, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new DashboardSourceError(runsLabel, code ? `cannot be read (${code})` : err instanceof SyntaxError ? 'is not JSON' : 'is not a storebridge run-report file');
+      throw new DashboardSourceError(fileLabel, code ? `cannot be read (${code})` : err instanceof SyntaxError ? 'is not JSON' : `is not a storebridge ${kind} file`);
     }
   };
   return {
@@ -52,33 +52,10 @@ export function createStateFileSource(file: string): SyncSource {
     capabilities: { runNow: false, pause: false },
     async connections(): Promise<SyncConnectionView[]> {
       const rows = new Map<string, SyncConnectionView>();
-      for (const [name, state] of await readStates(file, label)) rows.set(name, { name, checkpoint: checkpointOf(state) });
-      for (const run of await read(() => runs.lastRuns())) rows.set(run.connection, { ...rows.get(run.connection), name: run.connection, lastRun: run });
+      for (const [name, state] of Object.entries(await read(label, 'checkpoint', () => checkpoints.readAll()))) rows.set(name, { name, checkpoint: checkpointOf(state) });
+      for (const run of await read(runsLabel, 'run-report', () => runs.lastRuns())) rows.set(run.connection, { ...rows.get(run.connection), name: run.connection, lastRun: run });
       return [...rows.values()].sort((a, b) => compareIds(a.name, b.name));
     },
-    history: (name, limit) => read(() => runs.history(name, limit)),
+    history: (name, limit) => read(runsLabel, 'run-report', () => runs.history(name, limit)),
   };
-}
-
-/** The checkpoint file's connections (none while no run has saved one). */
-async function readStates(file: string, label: string): Promise<Array<[string, SyncState]>> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new DashboardSourceError(label, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  let all: unknown;
-  try {
-    all = JSON.parse(text);
-  } catch {
-    throw new DashboardSourceError(label, 'is not JSON');
-  }
-  if (!all || typeof all !== 'object' || Array.isArray(all)) throw new DashboardSourceError(label, 'is not a storebridge checkpoint file');
-  return Object.entries(all as Record<string, unknown>).map(([name, value]) => {
-    const state = parseSyncState(value);
-    if (!state) throw new DashboardSourceError(label, 'is not a storebridge checkpoint file');
-    return [name, state];
-  });
 }
