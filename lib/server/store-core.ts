@@ -298,12 +298,15 @@ export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreC
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
 }
 
+const ID_PARAMETER = /(?:^\??|&)id(?:=|&|$)/;
+
 /**
  * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id
  * read) is a `getProduct` / `getOrder`, on the list route.
  */
 function observedOperation(operation: string, rawQuery: string): string {
   const op = Object.prototype.hasOwnProperty.call(OPERATIONS, operation) ? OPERATIONS[operation as OperationName] : undefined;
-  if (op?.kind !== 'list' || !new URLSearchParams(rawQuery).has('id')) return operation;
+  // A look at the raw query, as `jobidOf` takes the jobid: no third parse of it on an observed request.
+  if (op?.kind !== 'list' || !ID_PARAMETER.test(rawQuery)) return operation;
   return entityOf(op.entity).operations.get;
 }
