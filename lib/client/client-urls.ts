@@ -6,7 +6,7 @@
 import { entityOf } from '../contract/entities';
 import { withQuery, type LIST_QUERY, type WRITE_QUERY } from '../contract/query';
 import { WEBHOOK_ROUTES, type WebhookOperation } from '../contract/webhook-routes';
-import { ENTITIES } from '../contract/webhook';
+import { ENTITIES, hasUnpairedSurrogate } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 
 /** Values of the list parameters (`sortorder`, `jobid`, `offset`, `next`, `limit`, `id`); `undefined` is left out. */
@@ -61,9 +61,21 @@ export function operationUrls(
  * requestUrl('https://shop.example/c2s.php?entity=orders', {}, '1001');
  * // 'https://shop.example/c2s.php?entity=orders&id=1001'
  * ```
+ * An id (or any value) with an unpaired surrogate is refused with `InvalidOptionError` before any
+ * request: it has no UTF-8 form, so `encodeURIComponent` throws a bare `URIError` and
+ * `URLSearchParams` would silently send U+FFFD, another id.
  */
 export function requestUrl(template: string, query: OperationQuery = {}, id?: string): string {
+  for (const [name, value] of Object.entries({ ...query, ...(id === undefined ? {} : { [BY_ID_PARAMETER]: id }) })) {
+    if (typeof value === 'string' && hasUnpairedSurrogate(value)) throw unsendable(name, value);
+  }
   if (id === undefined) return withQuery(template, query);
   if (template.includes(ID_PLACEHOLDER)) return withQuery(template.replace(ID_PLACEHOLDER, encodeURIComponent(id)), query);
   return withQuery(template, { ...query, [BY_ID_PARAMETER]: id });
+}
+
+/** Ill-formed UTF-16 cannot be percent-encoded: the store would be asked for another id, or `encodeURIComponent` throws. */
+function unsendable(name: string, value: string): InvalidOptionError {
+  const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  return new InvalidOptionError(name, `${shown} holds an unpaired surrogate (ill-formed UTF-16), which no URL can carry; a store refuses such an ${name} too`);
 }

@@ -15,26 +15,43 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 /** Longest `_id` the kit accepts on writes and in cursors. */
 export const MAX_ID_LENGTH = 256;
 
-/** A C0 control character (U+0000–U+001F): never part of an id, key, `sku` or cursor (docs/interface.md "Ids"). */
-const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+/**
+ * What no id, key, `sku`, `orderid` or cursor may hold, as every message names it: a C0 control
+ * character (PostgreSQL cannot store NUL; a newline breaks logs and headers), or an unpaired
+ * surrogate (ill-formed UTF-16: it has no UTF-8 form, so a database stores U+FFFD instead and the
+ * stored id no longer matches its document, nor can a caller put it into a URL).
+ */
+export const FORBIDDEN_CHARACTERS = 'control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)';
 
-/** Whether a string holds a C0 control character (NUL, tab, newline, …). */
-export function hasControlCharacter(s: string): boolean {
-  return CONTROL_CHARACTER.test(s);
+/** In `u` mode a paired surrogate is one code point, so the class matches only an unpaired one. */
+const FORBIDDEN_CHARACTER = /[\u0000-\u001f\ud800-\udfff]/u;
+const UNPAIRED_SURROGATE = /[\ud800-\udfff]/u;
+
+/** Whether a string holds a character no id, key, `sku`, `orderid` or cursor may hold (`FORBIDDEN_CHARACTERS`). */
+export function hasForbiddenCharacter(s: string): boolean {
+  return FORBIDDEN_CHARACTER.test(s);
 }
 
-/** As a JSON Schema `pattern` too (the OpenAPI document shows it): no control character anywhere. */
-const WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u001f]*$/;
-const NO_CONTROL_CHARACTERS = 'must not contain control characters (U+0000–U+001F)';
+/** Whether a string is ill-formed UTF-16 (an unpaired surrogate): it has no UTF-8 form, so it cannot be sent or stored. */
+export function hasUnpairedSurrogate(s: string): boolean {
+  return UNPAIRED_SURROGATE.test(s);
+}
+
+/** As a JSON Schema `pattern` too (the OpenAPI document shows it; JSON Schema patterns are Unicode-aware). */
+const WITHOUT_FORBIDDEN_CHARACTERS = /^[^\u0000-\u001f\ud800-\udfff]*$/u;
+const NO_FORBIDDEN_CHARACTERS = `must not contain ${FORBIDDEN_CHARACTERS}`;
 
 export const IdSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-  .regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
+  .regex(WITHOUT_FORBIDDEN_CHARACTERS, NO_FORBIDDEN_CHARACTERS);
 
-/** A product `sku` or an order item's product reference: any text but control characters. */
-export const SkuSchema = z.string().regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
+/**
+ * Text that names an item and ends up in a database key column: a product `sku`, an order's
+ * `orderid`, an order item's product reference. Any text but `FORBIDDEN_CHARACTERS`.
+ */
+export const SkuSchema = z.string().regex(WITHOUT_FORBIDDEN_CHARACTERS, NO_FORBIDDEN_CHARACTERS);
 
 /** Unix time in milliseconds. */
 export const TimestampSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -144,7 +161,7 @@ export const ORDER_STATUSES = ['pending', 'paid', 'processing', 'shipped', 'deli
 
 export const OrderSchema = z.object({
   _id: IdSchema,
-  orderid: z.string().optional(),
+  orderid: SkuSchema.optional(),
   last_updated: TimestampSchema.optional(),
   status: z.string().optional(),
   dateCreated: z.string().optional(),

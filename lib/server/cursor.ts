@@ -10,7 +10,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SortKey } from '../adapter';
 import { SORT_ORDERS, type SortOrder } from '../contract/messages';
-import { ENTITIES, hasControlCharacter, MAX_ID_LENGTH, type Entity } from '../contract/webhook';
+import { ENTITIES, hasForbiddenCharacter, MAX_ID_LENGTH, type Entity } from '../contract/webhook';
 import { InvalidCursorError } from '../http/http-errors';
 
 const VERSION = 1;
@@ -73,7 +73,7 @@ export class CursorCodec {
       typeof fields[4] !== 'string' ||
       fields[4] === '' ||
       fields[4].length > MAX_ID_LENGTH ||
-      hasControlCharacter(fields[4])
+      hasForbiddenCharacter(fields[4])
     ) {
       throw new InvalidCursorError('unsupported cursor version');
     }

@@ -14,7 +14,7 @@
 import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
 import { LIST_QUERY, parseQuery, type ListQueryValues } from '../contract/query';
-import { hasControlCharacter, type Entity } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, type Entity } from '../contract/webhook';
 import { InvalidQueryError } from '../http/http-errors';
 import type { RouterConfig } from './router-options';
 
@@ -73,7 +73,7 @@ function extraParameters(values: Record<string, unknown>): Readonly<Record<strin
     if (CORE_PARAMETERS.has(name) || values[name] === undefined) continue;
     const value = values[name];
     // The core's promise to every adapter: no control character reaches it (PostgreSQL refuses NUL).
-    if (typeof value === 'string' && hasControlCharacter(value)) throw new InvalidQueryError(`${name} must not contain control characters (U+0000–U+001F)`);
+    if (typeof value === 'string' && hasForbiddenCharacter(value)) throw new InvalidQueryError(`${name} must not contain ${FORBIDDEN_CHARACTERS}`);
     (extra ??= {})[name] = value;
   }
   return extra ?? NONE;

@@ -10,7 +10,7 @@ import type { SortKey } from '../adapter';
 import type { ListedItem } from '../adapter-guard';
 import { entityOf } from '../contract/entities';
 import type { Paging } from '../contract/messages';
-import { hasControlCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../contract/webhook';
 import { AdapterTimeoutError, ItemTooLargeError } from '../errors';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
@@ -191,7 +191,7 @@ async function readOne<E extends Entity>(config: RouterConfig, entity: E, id: st
   const { noun } = entityOf(entity);
   if (id === '') throw new InvalidQueryError(`the ${noun} id ${where} must not be empty`);
   if (id.length > MAX_ID_LENGTH) throw new InvalidQueryError(`the ${noun} id ${where} must be at most ${MAX_ID_LENGTH} characters`);
-  if (hasControlCharacter(id)) throw new InvalidQueryError(`the ${noun} id ${where} must not contain control characters (U+0000–U+001F)`);
+  if (hasForbiddenCharacter(id)) throw new InvalidQueryError(`the ${noun} id ${where} must not contain ${FORBIDDEN_CHARACTERS}`);
   const item = await deadline.race(config.adapter.entity(entity).get(id, { signal: deadline.signal }));
   if (item === undefined) {
     const shown = id.length > 80 ? `${id.slice(0, 80)}…` : id;

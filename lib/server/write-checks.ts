@@ -7,7 +7,7 @@
  * `docs/writes.md` lists every message.
  */
 import type { GuardedAdapter } from '../adapter-guard';
-import { hasControlCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
+import { hasForbiddenCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
 import { quote } from './write-messages';
 
 export interface Findings {
@@ -102,8 +102,8 @@ export async function checkOrder(order: Json, ctx: CheckContext): Promise<Findin
     const at = `orderItems.${i}`;
     if (item.id === undefined) reasons.push(`${at}.id: SKU is missing`);
     else if (typeof item.id === 'string' && item.id.trim() === '') reasons.push(`${at}.id: SKU is blank`);
-    // A reference with a control character is refused by the schema; no adapter is asked for it.
-    else if (typeof item.id === 'string' && !hasControlCharacter(item.id)) refs.add(item.id);
+    // A reference with a forbidden character is refused by the schema; no adapter is asked for it.
+    else if (typeof item.id === 'string' && !hasForbiddenCharacter(item.id)) refs.add(item.id);
     if (item.quantity === undefined) reasons.push(`${at}.quantity: is missing`);
     else if (typeof item.quantity === 'number' && item.quantity <= 0) {
       reasons.push(`${at}.quantity: must be greater than 0, got ${quote(item.quantity)}`);
@@ -182,7 +182,7 @@ export async function checkProduct(product: Json, id: string | undefined, ctx: C
 
   // Order items name products by `_id` first, then SKU: a SKU must name one product only.
   const sku = product.sku;
-  if (typeof sku === 'string' && sku.trim() !== '' && !hasControlCharacter(sku)) {
+  if (typeof sku === 'string' && sku.trim() !== '' && !hasForbiddenCharacter(sku)) {
     const owner = await ctx.adapter.productBySku(sku, opts);
     if (owner && owner._id !== id) reasons.push(`sku: ${quote(sku)} is already used by product ${quote(owner._id)}`);
     if (sku !== id && sku.length <= MAX_ID_LENGTH) {

@@ -32,7 +32,7 @@ import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { parseQuery, WRITE_QUERY } from '../contract/query';
-import type { Entity, ItemOf } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf } from '../contract/webhook';
 import { AdapterContractError } from '../errors';
 import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';
@@ -85,9 +85,14 @@ function readWriteQuery(query: WriteQuery, reasons: string[]): { id?: string; jo
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(isObject(query) ? query : {})) {
       if (value === undefined) continue;
-      if (typeof value === 'string') params.append(name, value);
-      else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) for (const v of value) params.append(name, v);
-      else if (Object.prototype.hasOwnProperty.call(WRITE_QUERY, name)) reasons.push(`${name}: query parameter must be a plain value, not an object`);
+      const values = typeof value === 'string' ? [value] : Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined;
+      if (!values) {
+        if (Object.prototype.hasOwnProperty.call(WRITE_QUERY, name)) reasons.push(`${name}: query parameter must be a plain value, not an object`);
+        continue;
+      }
+      // URLSearchParams would silently turn an unpaired surrogate into U+FFFD: another id than the one asked for.
+      if (values.some(hasUnpairedSurrogate)) reasons.push(`${name}: query parameter must not contain ${FORBIDDEN_CHARACTERS}, got ${quote(values.find(hasUnpairedSurrogate))}`);
+      else for (const v of values) params.append(name, v);
     }
     raw = params.toString();
   }

@@ -38,7 +38,7 @@ describe('query tables', () => {
     ['limit=0', 'limit must be a positive integer, got "0"'],
     ['next=', 'next must not be empty: send the paging.next value of the previous page'],
     ['jobid=1&jobid=2', 'jobid must be given once, got 2 values'],
-    ['id=a%00b', 'id must not contain control characters (U+0000–U+001F), got "a\\u0000b"'],
+    ['id=a%00b', 'id must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF), got "a\\u0000b"'],
   ])('refuses %s, naming the parameter', (query, error) => {
     expect(parseQuery(LIST_QUERY, query)).toEqual({ ok: false, parameter: query.split('=')[0], error });
   });

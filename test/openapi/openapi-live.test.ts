@@ -277,7 +277,7 @@ describe('reverse connection, live', () => {
   it('every call: unknown key 404, a control character in the key 400, wrong method 405; POSTs: invalid JSON or too deep 400, oversized 413, not JSON 415', async () => {
     for (const [method, rel] of reverseOps()) {
       expect((await call(base, method, tmpl(rel), path(concrete(rel), 'no-such-key'), method === 'POST' ? { body: '{}' } : {})).status).toBe(404);
-      expect((await call(base, method, tmpl(rel), path(concrete(rel), 'key\u0001'), method === 'POST' ? { body: '{}' } : {})).body).toEqual({ error: 'the connection key in the path must not contain control characters' });
+      expect((await call(base, method, tmpl(rel), path(concrete(rel), 'key\u0001'), method === 'POST' ? { body: '{}' } : {})).body).toEqual({ error: 'the connection key in the path must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)' });
       expect(await wrongMethod(method, rel)).toBe(405);
       if (method === 'POST') {
         expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{"a":' })).status).toBe(400);
@@ -286,7 +286,7 @@ describe('reverse connection, live', () => {
         expect((await call(base, method, tmpl(rel), path(concrete(rel)), { body: '{}', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
       }
       if (rel.includes('{id}')) {
-        expect((await call(base, method, tmpl(rel), path(rel.replace('{id}', 'a%00b')), { body: '{}' })).body).toEqual({ error: 'the item id in the path must not contain control characters (U+0000–U+001F)' });
+        expect((await call(base, method, tmpl(rel), path(rel.replace('{id}', 'a%00b')), { body: '{}' })).body).toEqual({ error: 'the item id in the path must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)' });
       }
     }
   });

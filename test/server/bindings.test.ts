@@ -86,7 +86,7 @@ describe('every binding answers the same scenario the same way', () => {
     expect(by['read one order on the list URL (bare)'].body).toEqual(o0);
     expect(by['read one on the list URL, unknown']).toMatchObject({ status: 404, body: { error: 'no product with _id "nope"' } });
     expect(by['by id'].body).toEqual({ product: p0 });
-    expect(by['by id with a NUL']).toMatchObject({ status: 400, body: { error: 'the product id in the path must not contain control characters (U+0000–U+001F)' } });
+    expect(by['by id with a NUL']).toMatchObject({ status: 400, body: { error: 'the product id in the path must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)' } });
     expect(by['by id, malformed percent-encoding'].status).toBe(400);
     expect(by['bad sortorder'].status).toBe(400);
     expect(by['offset and next'].status).toBe(400);

@@ -111,7 +111,7 @@ describe('a list parameter added in the contract table reaches the adapter, unto
       const adapter = localizedAdapter();
       const s = await startBinding('node:http', { adapter });
       try {
-        expect((await get(`${s.base}/products?tag=a%00b`)).body).toEqual({ error: 'tag must not contain control characters (U+0000–U+001F)' });
+        expect((await get(`${s.base}/products?tag=a%00b`)).body).toEqual({ error: 'tag must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)' });
         expect(adapter.products.seen).toEqual([]);
       } finally {
         await s.close();

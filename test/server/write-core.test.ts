@@ -187,8 +187,8 @@ describe('handleWrite: query parameters', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['empty id', { id: '' }, 'id: query parameter must not be empty'],
     ['id over 256 characters', { id: 'x'.repeat(257) }, `id: query parameter must be at most 256 characters, got "${'x'.repeat(40)}…"`],
-    ['id with a NUL', { id: 'a\u0000b' }, 'id: query parameter must not contain control characters (U+0000–U+001F), got "a\\u0000b"'],
-    ['id with a tab', { id: 'a\tb' }, 'id: query parameter must not contain control characters (U+0000–U+001F), got "a\\tb"'],
+    ['id with a NUL', { id: 'a\u0000b' }, 'id: query parameter must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF), got "a\\u0000b"'],
+    ['id with a tab', { id: 'a\tb' }, 'id: query parameter must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF), got "a\\tb"'],
     ['id given twice', { id: ['a', 'b'] }, 'id: query parameter must be given once, got 2 values'],
     ['id as an object', { id: { a: '1' } }, 'id: query parameter must be a plain value, not an object'],
     ['non-integer jobid', { jobid: 'abc' }, 'jobid: query parameter must be an integer, got "abc"'],
@@ -323,9 +323,9 @@ describe('handleWrite: ids deployed peers cannot put in a URL, and control chara
   }
 
   it.each([
-    ['a sku', 'products', { ...product(), sku: 'SKU\u0000X' }, 'sku: must not contain control characters (U+0000–U+001F)'],
-    ['an order item id', 'orders', { ...order(), orderItems: [{ id: 'SKU\u0000X', quantity: 1 }] }, 'orderItems.0.id: must not contain control characters (U+0000–U+001F)'],
-    ['a body _id (no id parameter)', 'products', { ...product(), _id: 'p\u0000' }, '_id: must not contain control characters (U+0000–U+001F)'],
+    ['a sku', 'products', { ...product(), sku: 'SKU\u0000X' }, 'sku: must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)'],
+    ['an order item id', 'orders', { ...order(), orderItems: [{ id: 'SKU\u0000X', quantity: 1 }] }, 'orderItems.0.id: must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)'],
+    ['a body _id (no id parameter)', 'products', { ...product(), _id: 'p\u0000' }, '_id: must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)'],
   ] as const)('%s with a NUL is a reason, and no adapter is asked about it', async (_name, entity, body, reason) => {
     const s = nulIntolerant();
     s.spy.blockWrites = true;

@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { ReachabilitySchema } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
-import { hasControlCharacter } from '../../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
 import { readJsonBodyOrDrain } from '../../http/request-body';
 import { handleOperator } from '../service/reverse-operator';
@@ -93,7 +93,7 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
   } catch {
     return NOT_FOUND; // an undecodable key is an unknown key
   }
-  if (hasControlCharacter(key)) return { status: 400, body: { error: 'the connection key in the path must not contain control characters' } };
+  if (hasForbiddenCharacter(key)) return { status: 400, body: { error: `the connection key in the path must not contain ${FORBIDDEN_CHARACTERS}` } };
   if (!service.knows(key)) return NOT_FOUND;
   let body: unknown;
   if (request.method.toUpperCase() === 'POST') {

@@ -10,7 +10,7 @@ import type { Dialect } from '../../contract/dialects';
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
-import { hasControlCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../../contract/webhook';
+import { hasForbiddenCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../../contract/webhook';
 
 const MAX_REPORT_TEXT = 2000;
 const MAX_REASONS = 100;
@@ -38,7 +38,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** A scalar id as a string (`1001` → `"1001"`), or `undefined` when it is not a usable id. */
 function idText(value: unknown): string | undefined {
   const s = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : undefined;
-  return s !== undefined && s !== '' && s.length <= MAX_ID_LENGTH && !hasControlCharacter(s) ? s : undefined;
+  return s !== undefined && s !== '' && s.length <= MAX_ID_LENGTH && !hasForbiddenCharacter(s) ? s : undefined;
 }
 
 /** The name an item goes by in reports: its `_id`, else its `sku` / `orderid`. */

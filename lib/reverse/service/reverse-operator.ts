@@ -10,7 +10,7 @@
  * `:ref` is the connection's name or its key. It is decoded here, after the loopback check: a
  * malformed escape or a control character is a 400 `{error}`, never an exception.
  */
-import { hasControlCharacter } from '../../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../../contract/webhook';
 import { StorebridgeError } from '../../errors';
 import type { ReverseResponse } from './reverse-handlers';
 import type { ReverseService } from './reverse-service';
@@ -34,7 +34,7 @@ function decodeRef(raw: string): { ok: true; ref: string } | { ok: false; respon
   } catch {
     return { ok: false, response: reply(400, { error: 'the connection in the path is not valid percent-encoding' }) };
   }
-  if (ref === '' || hasControlCharacter(ref)) return { ok: false, response: reply(400, { error: 'the connection in the path must be a name or key without control characters' }) };
+  if (ref === '' || hasForbiddenCharacter(ref)) return { ok: false, response: reply(400, { error: `the connection in the path must be a name or key without ${FORBIDDEN_CHARACTERS}` }) };
   return { ok: true, ref };
 }
 

@@ -16,7 +16,7 @@ import { deeperThan, MAX_JSON_DEPTH } from '../../contract/limits';
 import { isEntity } from '../../contract/entities';
 import type { ConnectionStatus, Mode, PingStatus, PushStrategy } from '../../contract/messages';
 import { matchReverseRoute, type ReverseRoute } from '../../contract/reverse-routes';
-import { hasControlCharacter, type Entity } from '../../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, type Entity } from '../../contract/webhook';
 import { InvalidOptionError } from '../../errors';
 import { ReverseConflictError, ReverseStateError, UnknownConnectionError } from '../reverse-errors';
 import { badRequest, ROUTE_HANDLERS, type CallContext, type ReverseResponse } from './reverse-handlers';
@@ -110,7 +110,7 @@ function pathIdsOf(raw: string): { ok: true; ids: string[] } | { ok: false; erro
     decoded = undefined; // a raw `%` in an id: only the raw form can match
   }
   const ids = decoded !== undefined && decoded !== raw ? [raw, decoded] : [raw];
-  if (ids.some(hasControlCharacter)) return { ok: false, error: 'the item id in the path must not contain control characters (U+0000–U+001F)' };
+  if (ids.some(hasForbiddenCharacter)) return { ok: false, error: `the item id in the path must not contain ${FORBIDDEN_CHARACTERS}` };
   return { ok: true, ids };
 }
 
@@ -120,8 +120,8 @@ function checkRequest(request: TransactionRequest): TransactionRequest {
     if (request.entity !== undefined && !isEntity(request.entity)) throw new InvalidOptionError('request.entity', 'expected "products" or "orders" (or none: products, then orders)');
     if (request.ids !== undefined) {
       if (request.entity === undefined) throw new InvalidOptionError('request.ids', 'a pull of given ids needs its entity');
-      if (!Array.isArray(request.ids) || request.ids.some((x) => typeof x !== 'string' || x === '' || x.length > 1024 || hasControlCharacter(x))) {
-        throw new InvalidOptionError('request.ids', 'expected an array of non-empty ids without control characters');
+      if (!Array.isArray(request.ids) || request.ids.some((x) => typeof x !== 'string' || x === '' || x.length > 1024 || hasForbiddenCharacter(x))) {
+        throw new InvalidOptionError('request.ids', `expected an array of non-empty ids without ${FORBIDDEN_CHARACTERS}`);
       }
     }
     return { kind: 'pull', ...(request.entity ? { entity: request.entity } : {}), ...(request.ids ? { ids: request.ids } : {}) };
