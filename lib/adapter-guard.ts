@@ -5,9 +5,10 @@
  * It checks what comes back (array, at most `limit` items, strict `sortorder` after the keyset
  * position, valid webhook-form items, a non-negative integer count, the `_id` asked for) and turns
  * anything thrown into `AdapterError` (the original kept as `cause`, for logs only), except the
- * kit's own `AdapterContractError` and `UnstorableValueError`, which pass unchanged.
+ * kit's own `AdapterContractError`, `UnstorableValueError` and `DuplicateKeyError`, which pass
+ * unchanged.
  */
-import { IdSchema, ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
+import { IdSchema, ITEM_SCHEMAS, OrderSchema, ProductSchema, type Entity, type ItemOf, type Order, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
 import {
   compareKeys,
@@ -23,7 +24,8 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from './adapter';
-import { AdapterContractError, AdapterError, UnstorableValueError } from './errors';
+import type { IdempotencyRecord, IdempotencyStore } from './adapter-idempotency';
+import { AdapterContractError, AdapterError, DuplicateKeyError, UnstorableValueError } from './errors';
 
 /** One listed item, serialized at most once and parsed at most once. */
 export class ListedItem<T> implements SortKey {
@@ -95,6 +97,10 @@ export interface GuardedAdapter {
   productBySku(sku: string, options: SignalOptions): Promise<Product | undefined>;
   /** Whether the adapter can look products up by SKU. */
   readonly hasSkuLookup: boolean;
+  /** The order with this `orderid` (`undefined` when unknown or the adapter has no such lookup). */
+  orderByOrderId(orderid: string, options: SignalOptions): Promise<Order | undefined>;
+  /** The adapter's Idempotency-Key records, each call guarded; `undefined` when it keeps none. */
+  readonly idempotency: IdempotencyStore | undefined;
   /**
    * The adapter's `newId` for an item being created, checked to be a valid `_id`; `undefined` when
    * the adapter has no `newId` (the caller then makes one).
@@ -130,13 +136,15 @@ export function guardAdapter(adapter: StoreAdapter | GuardedAdapter, options: Gu
     productBySku: async (sku, opts) => {
       if (!inner.productBySku) return undefined;
       const p = await call('productBySku', opts.signal, () => inner.productBySku!(sku, opts));
-      if (p === undefined || p === null) return undefined;
-      const parsed = ProductSchema.safeParse(p);
-      if (!parsed.success) throw new AdapterContractError('productBySku', describeZodError(parsed.error));
-      if (parsed.data.sku !== sku) throw new AdapterContractError('productBySku', `asked for SKU "${sku}", got "${parsed.data.sku}"`);
-      return parsed.data;
+      return lookedUp('productBySku', ProductSchema, p, 'sku', sku);
     },
     hasSkuLookup: typeof inner.productBySku === 'function',
+    orderByOrderId: async (orderid, opts) => {
+      if (!inner.orderByOrderId) return undefined;
+      const o = await call('orderByOrderId', opts.signal, () => inner.orderByOrderId!(orderid, opts));
+      return lookedUp('orderByOrderId', OrderSchema, o, 'orderid', orderid);
+    },
+    idempotency: inner.idempotency ? guardIdempotency(inner.idempotency) : undefined,
     newId: async (entity, item, opts) => {
       if (typeof inner.newId !== 'function') return undefined;
       const id: unknown = await call('newId', opts.signal, async () => inner.newId!(entity, item, opts));
@@ -159,9 +167,40 @@ async function call<R>(operation: string, signal: AbortSignal | undefined, fn: (
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
     // Errors that are already the kit's own, and say exactly what is wrong, pass unchanged.
-    if (err instanceof AdapterContractError || err instanceof UnstorableValueError) throw err;
+    if (err instanceof AdapterContractError || err instanceof UnstorableValueError || err instanceof DuplicateKeyError) throw err;
     throw new AdapterError(operation, { cause: err });
   }
+}
+
+/** An item found by a lookup (`productBySku`, `orderByOrderId`): valid, and holding the value asked for. */
+function lookedUp<T extends Product | Order>(operation: string, schema: typeof ProductSchema | typeof OrderSchema, found: unknown, member: 'sku' | 'orderid', value: string): T | undefined {
+  if (found === undefined || found === null) return undefined;
+  const parsed = schema.safeParse(found);
+  if (!parsed.success) throw new AdapterContractError(operation, describeZodError(parsed.error));
+  const got = (parsed.data as Record<string, unknown>)[member];
+  if (got !== value) throw new AdapterContractError(operation, `asked for ${member} "${value}", got "${String(got)}"`);
+  return parsed.data as T;
+}
+
+/** The adapter's Idempotency-Key records: failures become `AdapterError`, and a claim answers a record or nothing. */
+function guardIdempotency(store: IdempotencyStore): IdempotencyStore {
+  return {
+    claim: async (key, record, opts) => {
+      const live = await call('idempotency.claim', opts.signal, () => store.claim(key, record, opts));
+      if (live === undefined || live === null) return undefined;
+      if (!isRecord(live)) throw new AdapterContractError('idempotency.claim', 'answered neither a record nor nothing');
+      return live;
+    },
+    settle: (key, record, opts) => call('idempotency.settle', opts.signal, () => store.settle(key, record, opts)),
+    release: (key, fingerprint, opts) => call('idempotency.release', opts.signal, () => store.release(key, fingerprint, opts)),
+  };
+}
+
+function isRecord(x: unknown): x is IdempotencyRecord {
+  const r = x as IdempotencyRecord;
+  if (!r || typeof r !== 'object' || typeof r.fingerprint !== 'string' || !Number.isFinite(r.expiresAt)) return false;
+  const o = r.outcome;
+  return o === undefined || (typeof o === 'object' && o !== null && typeof o.id === 'string' && Array.isArray(o.warnings) && (o.entity === 'products' || o.entity === 'orders'));
 }
 
 function guardEntity<E extends Entity>(adapter: StoreAdapter, entity: E, options: GuardOptions): GuardedEntityStore<E> {

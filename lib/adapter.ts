@@ -35,6 +35,7 @@
  */
 import type { Entity, ItemOf, Order, Product } from './contract/webhook';
 import type { SortOrder } from './contract/messages';
+import type { IdempotencyStore } from './adapter-idempotency';
 
 /** The sort key of every list: `(last_updated, _id)`, `_id` breaking ties. Stable and unique. */
 export interface SortKey {
@@ -107,6 +108,14 @@ export interface WriteOptions extends SignalOptions {
   readonly lastUpdated: 'touch' | 'keep';
   /** The clock reading to use for `touch` (Unix ms). */
   readonly now: number;
+  /**
+   * A partial write (the store's write webhooks): the stored item's members that the incoming item
+   * lacks are kept, except the ones named in `remove`, which are dropped. Absent: the incoming item
+   * replaces the stored one whole (replication). `resolveWrite` applies it; an adapter that does not
+   * call `resolveWrite` must merge under the same lock as the write, so that two partial writes of
+   * different members never lose one another (the conformance suite checks this).
+   */
+  readonly merge?: { readonly remove: readonly string[] };
 }
 
 export interface UpsertResult<T> {
@@ -180,6 +189,29 @@ export interface EntityStore<T extends { _id: string; last_updated?: number }> {
   upsertMany?(items: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]>;
 }
 
+/**
+ * The member that names an item besides its `_id`, per entity: a product's `sku` (order items name
+ * products by it) and an order's `orderid` (the marketplace's order number: what makes an order
+ * create idempotent). Each names at most one item among the store's own writes (see `uniqueKeyOf`).
+ */
+export const UNIQUE_MEMBERS = { products: 'sku', orders: 'orderid' } as const satisfies Record<Entity, string>;
+export type UniqueMember = (typeof UNIQUE_MEMBERS)[Entity];
+
+/**
+ * The value an item is indexed under by its unique member, or `undefined` when it has none to
+ * index: the member is absent, not a string, or blank (`""` is how the deployed peers say "no
+ * SKU", so blanks never collide). The rule every adapter applies:
+ * - a `touch` write (the store's own) whose key another item holds stores nothing and rejects with
+ *   `DuplicateKeyError` (enforced by the database, not only by a read before the write: two
+ *   concurrent creates of one key leave one item);
+ * - a `keep` write (replicating another system, whose data may repeat a key) stores the item, and
+ *   the key keeps naming the item that held it (`productBySku` / `orderByOrderId` answer that one).
+ */
+export function uniqueKeyOf(entity: Entity, item: object): string | undefined {
+  const value = (item as Record<string, unknown>)[UNIQUE_MEMBERS[entity]];
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
 /** The adapter: products, orders, and optional business checks. */
 export interface StoreAdapter {
   readonly products: EntityStore<Product>;
@@ -197,6 +229,18 @@ export interface StoreAdapter {
    * override it with an indexed lookup.
    */
   productBySku?(sku: string, options: SignalOptions): Promise<Product | undefined>;
+  /**
+   * The order with this `orderid` (see `uniqueKeyOf`): an order create (no id) whose `orderid` an
+   * order already has is that order again, not a second one. Without it creates are not matched by
+   * `orderid`. `BaseStoreAdapter` provides a scan; override it with an indexed lookup.
+   */
+  orderByOrderId?(orderid: string, options: SignalOptions): Promise<Order | undefined>;
+  /**
+   * Optional: where the records of writes made under an `Idempotency-Key` header are kept (see
+   * `IdempotencyStore`). Keep them in the same database as the items, so they survive a restart
+   * and every replica shares them. Without it a router keeps them in its own memory.
+   */
+  readonly idempotency?: IdempotencyStore;
   /**
    * Optional: the `_id` of an item being created (a write with neither an `id` parameter nor a body
    * `_id`: the deployed service creates that way). Return an id no stored item has, made of
@@ -244,8 +288,9 @@ export function sameContent<T extends { last_updated?: number }>(a: T, b: T): bo
 export function resolveWrite<T extends { _id: string; last_updated?: number }>(
   existing: T | undefined,
   incoming: T,
-  options: Pick<WriteOptions, 'lastUpdated' | 'now'>,
+  options: Pick<WriteOptions, 'lastUpdated' | 'now' | 'merge'>,
 ): UpsertResult<T> {
+  if (existing && options.merge) incoming = mergeMembers(existing, incoming, options.merge.remove);
   if (options.lastUpdated === 'keep') {
     const item = { ...incoming, last_updated: incoming.last_updated ?? 0 };
     const changed = !existing || !jsonEqual(existing, item);
@@ -255,6 +300,17 @@ export function resolveWrite<T extends { _id: string; last_updated?: number }>(
   const previous = existing?.last_updated ?? -1;
   const item = { ...incoming, last_updated: Math.max(options.now, previous + 1) };
   return { item, changed: true, created: !existing };
+}
+
+/**
+ * A partial write applied to a stored item: the stored members `incoming` lacks are kept (but for
+ * those in `remove`), every member `incoming` has replaces the stored one whole (an array or an
+ * object is not merged further). `last_updated` is the incoming one's.
+ */
+export function mergeMembers<T extends object>(existing: T, incoming: T, remove: readonly string[] = []): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(existing)) if (!remove.includes(name) && name !== 'last_updated') out[name] = value;
+  return { ...out, ...incoming } as T;
 }
 
 /** Serializes async work per key, in-process (what `BaseEntityStore.upsert` uses). */
@@ -315,18 +371,27 @@ export abstract class BaseStoreAdapter implements StoreAdapter {
   }
   /** Default: walks the catalog page by page. Correct, O(n): override it with an index. */
   async productBySku(sku: string, options: SignalOptions): Promise<Product | undefined> {
-    let after: SortKey | undefined;
-    for (;;) {
-      const page = await this.products.list({ sortorder: 'asc', limit: 500, after, signal: options.signal });
-      for (const x of page) {
-        const p = isRawJson(x) ? (JSON.parse(x.json) as Product) : x;
-        if (p.sku === sku) return p;
-      }
-      if (page.length < 500) return undefined;
-      after = keyOf(page[page.length - 1]);
-    }
+    return scan(this.products, (p) => p.sku === sku, options);
+  }
+  /** Default: walks the orders page by page. Correct, O(n): override it with an index. */
+  async orderByOrderId(orderid: string, options: SignalOptions): Promise<Order | undefined> {
+    return scan(this.orders, (o) => o.orderid === orderid, options);
   }
   async close(): Promise<void> {}
+}
+
+/** The first item in `asc` order that `match`es, walking the store page by page. */
+async function scan<T extends { _id: string; last_updated?: number }>(store: EntityStore<T>, match: (item: T) => boolean, options: SignalOptions): Promise<T | undefined> {
+  let after: SortKey | undefined;
+  for (;;) {
+    const page = await store.list({ sortorder: 'asc', limit: 500, after, signal: options.signal });
+    for (const x of page) {
+      const item = isRawJson(x) ? (JSON.parse(x.json) as T) : x;
+      if (match(item)) return item;
+    }
+    if (page.length < 500) return undefined;
+    after = keyOf(page[page.length - 1]);
+  }
 }
 
 /** The store of one entity, by name. */

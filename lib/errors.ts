@@ -11,10 +11,12 @@ export type StorebridgeErrorCode =
   | 'ADAPTER_CONTRACT'
   | 'ADAPTER_TIMEOUT'
   | 'UNSTORABLE_VALUE'
+  | 'DUPLICATE_KEY'
   | 'ITEM_TOO_LARGE'
   | 'INVALID_OPTION'
   | 'SQL_CONNECT'
   | 'SQL_DRIVER_UNAVAILABLE'
+  | 'SQL_DUPLICATE_KEYS'
   | 'DASHBOARD_DEPENDENCY'
   | 'DASHBOARD_SOURCE';
 
@@ -71,6 +73,28 @@ export class UnstorableValueError extends StorebridgeError {
     detail: string,
   ) {
     super(`${operation}: the ${field} cannot be stored: ${detail}`);
+  }
+}
+
+/**
+ * A store-side (`touch`) write whose `sku` (products) or `orderid` (orders) another item already
+ * holds (`uniqueKeyOf` in `lib/adapter.ts`). Nothing was stored. The write webhooks answer it with
+ * the same 400 reason as their own check (`sku: "X" is already used by product "Y"`); a create of
+ * an order whose `orderid` exists becomes a write to that order instead.
+ */
+export class DuplicateKeyError extends StorebridgeError {
+  override readonly name = 'DuplicateKeyError';
+  readonly code = 'DUPLICATE_KEY';
+  constructor(
+    readonly entity: 'products' | 'orders',
+    /** The member: `sku` or `orderid`. */
+    readonly field: string,
+    readonly value: string,
+    /** The `_id` of the item that holds it, when the adapter knows it. */
+    readonly holder: string | undefined,
+  ) {
+    const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+    super(`${entity}: the ${field} ${shown} is already used${holder === undefined ? '' : ` by ${JSON.stringify(holder)}`}`);
   }
 }
 

@@ -34,6 +34,7 @@ export {
   type EntityStore,
   type StoreAdapter,
 } from './adapter';
+export type { IdempotencyStore, IdempotencyRecord, IdempotencyOutcome } from './adapter-idempotency';
 export { guardAdapter, type GuardOptions, type GuardedAdapter, type GuardedEntityStore } from './adapter-guard';
 export { registerAdapterSpec, type AdapterRegistration } from './adapter-registry';
 

@@ -1,13 +1,16 @@
 /**
  * The in-memory adapter: a sorted index on `(last_updated, _id)` per entity, so a keyset seek is a
  * binary search (O(log n)) and an offset page is a slice. Each item is serialized once, when it is
- * written, and served as raw JSON. Single-process; upserts are atomic because they are synchronous.
+ * written, and served as raw JSON. Single-process; upserts are atomic because they are synchronous,
+ * and so is the unique `sku` / `orderid` rule (`uniqueKeyOf`): checked and indexed in one step.
  */
 import {
   compareKeys,
   keyOf,
   rawJson,
   resolveWrite,
+  uniqueKeyOf,
+  UNIQUE_MEMBERS,
   type EntityStore,
   type ListOptions,
   type RawJsonItem,
@@ -17,7 +20,9 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
-import type { Order, Product } from '../../lib/contract/webhook';
+import { MemoryIdempotencyStore } from '../../lib/adapter-idempotency';
+import type { Entity, Order, Product } from '../../lib/contract/webhook';
+import { DuplicateKeyError } from '../../lib/errors';
 
 interface Row<T> {
   readonly key: SortKey;
@@ -29,13 +34,14 @@ interface Row<T> {
 export class MemoryEntityStore<T extends { _id: string; last_updated?: number }> implements EntityStore<T> {
   private readonly sorted: Row<T>[] = [];
   private readonly byId = new Map<string, Row<T>>();
-  private readonly byAlternate = new Map<string, Row<T>>();
+  private readonly byUniqueKey = new Map<string, Row<T>>();
 
-  /** @param alternateKey a second unique-ish lookup key (products: `sku`); last write wins. */
-  constructor(private readonly alternateKey?: (item: T) => string | undefined) {}
+  /** @param entity the entity these items are: its unique member (`sku`, `orderid`) is indexed. Without it nothing is. */
+  constructor(private readonly entity?: Entity) {}
 
-  getByAlternateKey(key: string): T | undefined {
-    return this.byAlternate.get(key)?.doc;
+  /** The item holding this `sku` (products) or `orderid` (orders). */
+  getByUniqueKey(key: string): T | undefined {
+    return this.byUniqueKey.get(key)?.doc;
   }
 
   /** Index of the first row whose key is greater than `key` (ascending). */
@@ -89,40 +95,44 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
 
   async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
     options.signal?.throwIfAborted();
-    const existing = this.byId.get(item._id);
-    const result = resolveWrite(existing?.doc, item, options);
-    if (result.changed) this.store(result.item, existing);
-    return result;
+    return this.write(item, options);
   }
 
   /** Synchronous, so the whole batch is atomic (no other call runs in between). */
   async upsertMany(items: readonly T[], options: WriteOptions): Promise<UpsertResult<T>[]> {
     options.signal?.throwIfAborted();
-    return items.map((item) => {
-      const existing = this.byId.get(item._id);
-      const result = resolveWrite(existing?.doc, item, options);
-      if (result.changed) this.store(result.item, existing);
-      return result;
-    });
+    return items.map((item) => this.write(item, options));
   }
 
-  /** Writes an item without the write rule (seeding). Replaces an existing `_id`. */
+  /** Writes an item without the write rule (seeding, like a `keep` write). Replaces an existing `_id`. */
   seed(item: T): void {
-    this.store({ ...item, last_updated: item.last_updated ?? 0 }, this.byId.get(item._id));
+    this.store({ ...item, last_updated: item.last_updated ?? 0 }, this.byId.get(item._id), 'keep');
   }
 
-  private store(doc: T, existing: Row<T> | undefined): void {
+  private write(item: T, options: WriteOptions): UpsertResult<T> {
+    const existing = this.byId.get(item._id);
+    const result = resolveWrite(existing?.doc, item, options);
+    if (result.changed) this.store(result.item, existing, options.lastUpdated);
+    return result;
+  }
+
+  private store(doc: T, existing: Row<T> | undefined, mode: WriteOptions['lastUpdated']): void {
+    const unique = this.entity ? uniqueKeyOf(this.entity, doc) : undefined;
+    const holder = unique === undefined ? undefined : this.byUniqueKey.get(unique);
+    const taken = holder !== undefined && holder.doc._id !== doc._id;
+    // Refused before anything changes: a store-side write never takes another item's key.
+    if (taken && mode === 'touch') throw new DuplicateKeyError(this.entity!, UNIQUE_MEMBERS[this.entity!], unique!, holder.doc._id);
     if (existing) {
       this.sorted.splice(this.lowerBound(existing.key), 1);
-      const oldAlt = this.alternateKey?.(existing.doc);
-      if (oldAlt !== undefined && this.byAlternate.get(oldAlt) === existing) this.byAlternate.delete(oldAlt);
+      const old = this.entity ? uniqueKeyOf(this.entity, existing.doc) : undefined;
+      if (old !== undefined && this.byUniqueKey.get(old) === existing) this.byUniqueKey.delete(old);
     }
     const key = keyOf(doc);
     const row: Row<T> = { key, doc, raw: rawJson(key._id, key.last_updated, JSON.stringify(doc)) };
     this.sorted.splice(this.upperBound(key), 0, row);
     this.byId.set(doc._id, row);
-    const alt = this.alternateKey?.(doc);
-    if (alt) this.byAlternate.set(alt, row);
+    // A replicated item whose key another item holds is stored, not indexed: the key keeps its holder.
+    if (unique !== undefined && !taken) this.byUniqueKey.set(unique, row);
   }
 }
 
@@ -138,11 +148,16 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
  * ```
  */
 export class MemoryAdapter implements StoreAdapter {
-  readonly products = new MemoryEntityStore<Product>((p) => p.sku);
-  readonly orders = new MemoryEntityStore<Order>();
+  readonly products = new MemoryEntityStore<Product>('products');
+  readonly orders = new MemoryEntityStore<Order>('orders');
+  readonly idempotency = new MemoryIdempotencyStore();
   async productBySku(sku: string, options?: SignalOptions): Promise<Product | undefined> {
     options?.signal?.throwIfAborted();
-    return this.products.getByAlternateKey(sku);
+    return this.products.getByUniqueKey(sku);
+  }
+  async orderByOrderId(orderid: string, options?: SignalOptions): Promise<Order | undefined> {
+    options?.signal?.throwIfAborted();
+    return this.orders.getByUniqueKey(orderid);
   }
   async close(): Promise<void> {}
 }

@@ -7,6 +7,6 @@ export {
   type SqlAdapterOptions,
 } from './sql-adapter';
 export { redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } from './sql-connect';
-export { migrateSqlSchema, dropSqlSchema, type SqlTableNames } from './sql-migrations';
+export { migrateSqlSchema, dropSqlSchema, SqlDuplicateKeysError, type SqlTableNames } from './sql-migrations';
 export { SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 export { createSqlReverseStateStore, dropSqlReverseState, type SqlReverseStateOptions } from './sql-reverse-state';

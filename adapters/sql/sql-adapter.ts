@@ -6,6 +6,8 @@ import type { Dialect, Kysely, Transaction } from 'kysely';
 import {
   resolveWrite,
   rawJson,
+  uniqueKeyOf,
+  UNIQUE_MEMBERS,
   type EntityStore,
   type ListOptions,
   type RawJsonItem,
@@ -14,8 +16,9 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
+import type { IdempotencyRecord, IdempotencyStore } from '../../lib/adapter-idempotency';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
-import { InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
+import { DuplicateKeyError, InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
 import {
   isTransientConflict,
   isUniqueViolation,
@@ -130,14 +133,17 @@ interface Row {
  * row; `upsert` is a transaction that locks the row (`SELECT … FOR UPDATE`; on SQLite the
  * database write lock), applies `resolveWrite`, and retries on a concurrent create or a deadlock.
  */
-export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?: string }> implements EntityStore<T> {
+export class SqlEntityStore<T extends { _id: string; last_updated?: number }> implements EntityStore<T> {
   private readonly table: string;
+  /** The unique key column: `sku` or `orderid` (`UNIQUE_MEMBERS`). */
+  private readonly keyName: string;
   constructor(
     private readonly db: Kysely<any>,
     private readonly config: SqlConfig,
     readonly entity: Entity,
   ) {
     this.table = entity === 'products' ? config.names.products : config.names.orders;
+    this.keyName = UNIQUE_MEMBERS[entity];
   }
 
   private scoped<D extends Kysely<any> | Transaction<any>>(db: D): D {
@@ -177,8 +183,8 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
   /** Refuses, before anything is written, items whose `_id` or `sku` this database cannot hold exactly. */
   private assertStorable(items: readonly T[], operation: string): void {
     for (const item of items) {
-      for (const field of ['_id', 'sku'] as const) {
-        const value = item[field];
+      for (const field of ['_id', this.keyName]) {
+        const value = (item as Record<string, unknown>)[field];
         if (typeof value !== 'string' || !this.neverStored(value)) continue;
         const shown = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
         throw new UnstorableValueError(`${this.entity}.${operation}`, field, `PostgreSQL text cannot hold U+0000 (NUL), found in ${shown}`);
@@ -197,22 +203,14 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
     return row ? (JSON.parse(row.doc) as T) : undefined;
   }
 
-  /** The newest product with this SKU (products only). */
-  async bySku(sku: string, options: SignalOptions): Promise<T | undefined> {
-    if (this.skuColumn(sku) === null || this.neverStored(sku)) {
+  /** The item this `sku` (products) or `orderid` (orders) names: the key column is unique. */
+  async byUniqueKey(value: string, options: SignalOptions): Promise<T | undefined> {
+    const key = this.indexable(uniqueKeyOf(this.entity, { [this.keyName]: value }));
+    if (key === null || this.neverStored(key)) {
       options.signal?.throwIfAborted();
       return undefined;
     }
-    const row = await abortable(options.signal, () =>
-      this.scoped(this.db)
-        .selectFrom(this.table)
-        .select('doc')
-        .where('sku', '=', sku)
-        .orderBy('last_updated', 'desc')
-        .orderBy('_id', 'desc')
-        .limit(1)
-        .executeTakeFirst(),
-    );
+    const row = await abortable(options.signal, () => this.scoped(this.db).selectFrom(this.table).select('doc').where(this.keyName, '=', key).executeTakeFirst());
     return row ? (JSON.parse(row.doc) as T) : undefined;
   }
 
@@ -262,20 +260,22 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
       if (this.config.kind !== 'sqlite') select = select.forUpdate();
       for (const row of (await select.execute()) as Row[]) existing.set(text(row._id), row.doc);
     }
+    const holders = await this.keyHolders(db, batch);
     const results: UpsertResult<T>[] = [];
     const inserts: Record<string, unknown>[] = [];
     const updates: Array<{ id: string; values: Record<string, unknown> }> = [];
     for (const item of batch) {
       const before = existing.get(item._id);
-      const result = resolveWrite(before === undefined ? undefined : (JSON.parse(before) as T), item, options);
+      const previous = before === undefined ? undefined : (JSON.parse(before) as T);
+      const result = resolveWrite(previous, item, options);
       results.push(result);
       if (!result.changed) continue;
-      const values: Record<string, unknown> = { last_updated: result.item.last_updated, doc: JSON.stringify(result.item) };
-      if (this.entity === 'products') values.sku = this.skuColumn(result.item.sku);
+      const values = this.rowValues(result.item, this.claimKey(holders, previous, result.item, options.lastUpdated));
       if (before === undefined) inserts.push({ _id: item._id, ...values });
       else updates.push({ id: item._id, values });
     }
     options.signal.throwIfAborted();
+    // Updates first: a key an update gives up is then free for the inserts that claimed it above.
     for (const { id, values } of updates) await db.updateTable(this.table).set(values).where('_id', '=', id).execute();
     // A concurrent creator of one of these _ids makes an insert fail on the primary key: retried.
     for (let i = 0; i < inserts.length; i += BATCH_ROWS) await db.insertInto(this.table).values(inserts.slice(i, i + BATCH_ROWS)).execute();
@@ -286,35 +286,65 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
     return results;
   }
 
-  private skuColumn(sku: string | undefined): string | null {
-    if (this.entity !== 'products' || typeof sku !== 'string') return null;
-    if (this.config.kind === 'mysql' && Buffer.byteLength(sku) > MYSQL_MAX_SKU_BYTES) return null;
-    return sku;
+  /** Who holds each key the batch's items carry (key → `_id`), as stored now. */
+  private async keyHolders(db: Transaction<any>, batch: readonly T[]): Promise<Map<string, string>> {
+    const keys = [...new Set(batch.map((item) => this.indexable(uniqueKeyOf(this.entity, item))).filter((k): k is string => k !== null))];
+    const holders = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += BATCH_ROWS) {
+      const rows = await db.selectFrom(this.table).select(['_id', this.keyName]).where(this.keyName, 'in', keys.slice(i, i + BATCH_ROWS)).execute();
+      for (const row of rows as Record<string, unknown>[]) holders.set(text(row[this.keyName]), text(row._id));
+    }
+    return holders;
   }
 
-  private async writeTransaction<R>(signal: AbortSignal, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
-    const { kind, maxWriteAttempts, names } = this.config;
-    const { sql } = loadKysely();
-    for (let attempt = 1; ; attempt++) {
-      signal.throwIfAborted();
-      try {
-        let tx = this.db.transaction();
-        // READ COMMITTED: a locking read sees the latest committed row, and MySQL takes no gap locks.
-        if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
-        return await tx.execute(async (trx) => {
-          if (kind === 'sqlite') {
-            // Take SQLite's write lock first (a deferred BEGIN would read under a shared lock and
-            // could then fail to upgrade); other processes wait on busy_timeout.
-            await this.scoped(trx).updateTable(names.counts).set({ n: sql`n` }).where('entity', '=', this.entity).execute();
-          }
-          return fn(trx);
-        });
-      } catch (err) {
-        const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
-        if (again && attempt < maxWriteAttempts) continue;
-        throw err;
-      }
+  /**
+   * `keyColumn` for one item of a batch, against `holders` as the items before it in the batch
+   * left it (each sees the one before, as sequential upserts would): gives up the item's old key,
+   * takes its new one unless another item holds it.
+   */
+  private claimKey(holders: Map<string, string>, previous: T | undefined, item: T, mode: WriteOptions['lastUpdated']): string | null {
+    const old = previous && this.indexable(uniqueKeyOf(this.entity, previous));
+    if (old && holders.get(old) === item._id) holders.delete(old);
+    const key = this.indexable(uniqueKeyOf(this.entity, item));
+    if (key === null) return null;
+    const holder = holders.get(key);
+    if (holder !== undefined && holder !== item._id) {
+      if (mode === 'touch') throw new DuplicateKeyError(this.entity, this.keyName, key, holder);
+      return null;
     }
+    holders.set(key, item._id);
+    return key;
+  }
+
+  /** A key the column can hold, or NULL: none, or longer than MySQL's key column (the document keeps it). */
+  private indexable(key: string | undefined): string | null {
+    if (key === undefined) return null;
+    if (this.config.kind === 'mysql' && Buffer.byteLength(key) > MYSQL_MAX_SKU_BYTES) return null;
+    return key;
+  }
+
+  private writeTransaction<R>(signal: AbortSignal, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
+    return writeTransaction(this.db, this.config, this.entity, signal, fn);
+  }
+
+  /**
+   * The value the key column gets for `item` (its `uniqueKeyOf`), or NULL: none, too long for the
+   * column, or (a `keep` write) held by another item. A `touch` write whose key another item holds
+   * is refused with `DuplicateKeyError`. A concurrent writer of the same key fails on the unique
+   * index instead; the transaction is retried and then finds it here.
+   */
+  private async keyColumn(db: Transaction<any>, item: T, mode: WriteOptions['lastUpdated']): Promise<string | null> {
+    const key = this.indexable(uniqueKeyOf(this.entity, item));
+    if (key === null) return null;
+    const holder = await db.selectFrom(this.table).select('_id').where(this.keyName, '=', key).where('_id', '<>', item._id).limit(1).executeTakeFirst();
+    if (!holder) return key;
+    if (mode === 'touch') throw new DuplicateKeyError(this.entity, this.keyName, key, text(holder._id));
+    return null;
+  }
+
+  /** The row values of a written item. */
+  private rowValues(item: T, key: string | null): Record<string, unknown> {
+    return { last_updated: item.last_updated, doc: JSON.stringify(item), [this.keyName]: key };
   }
 
   private async writeOne(trx: Transaction<any>, item: T, options: WriteOptions): Promise<UpsertResult<T>> {
@@ -324,9 +354,8 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
     const row = await select.executeTakeFirst();
     const result = resolveWrite(row ? (JSON.parse(row.doc) as T) : undefined, item, options);
     if (!result.changed) return result;
+    const values = this.rowValues(result.item, await this.keyColumn(db, result.item, options.lastUpdated));
     options.signal.throwIfAborted();
-    const values: Record<string, unknown> = { last_updated: result.item.last_updated, doc: JSON.stringify(result.item) };
-    if (this.entity === 'products') values.sku = this.skuColumn(result.item.sku);
     if (row) {
       await db.updateTable(this.table).set(values).where('_id', '=', item._id).execute();
     } else {
@@ -352,6 +381,102 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
 }
 
 /**
+ * Runs `fn` in a write transaction, retried after a concurrent create (a unique-key violation) or a
+ * deadlock, at most `maxWriteAttempts` times. PostgreSQL / MySQL: READ COMMITTED (a locking read
+ * sees the latest committed row, and MySQL takes no gap locks). SQLite: the database write lock is
+ * taken first (a deferred BEGIN would read under a shared lock and could then fail to upgrade);
+ * other processes wait on busy_timeout.
+ */
+async function writeTransaction<R>(db: Kysely<any>, config: SqlConfig, lockEntity: Entity, signal: AbortSignal, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
+  const { kind, maxWriteAttempts, names } = config;
+  const { sql } = loadKysely();
+  for (let attempt = 1; ; attempt++) {
+    signal.throwIfAborted();
+    try {
+      let tx = db.transaction();
+      if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
+      return await tx.execute(async (trx) => {
+        if (kind === 'sqlite') {
+          const scoped = names.schema ? trx.withSchema(names.schema) : trx;
+          await scoped.updateTable(names.counts).set({ n: sql`n` }).where('entity', '=', lockEntity).execute();
+        }
+        return fn(trx);
+      });
+    } catch (err) {
+      const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
+      if (again && attempt < maxWriteAttempts) continue;
+      throw err;
+    }
+  }
+}
+
+interface IdempotencyRow {
+  fingerprint: string;
+  expires_at: unknown;
+  outcome: string | null;
+}
+
+/**
+ * Idempotency-Key records in `<prefix>idempotency` (key PK): a claim is one transaction (a locking
+ * read, then an insert or the take-over of an expired record); two concurrent claims of one key
+ * meet on the primary key, and the loser, retried, finds the winner's record. Expired records are
+ * deleted at most every ten minutes, by the next claim.
+ */
+class SqlIdempotencyStore implements IdempotencyStore {
+  private sweptAt = 0;
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly config: SqlConfig,
+  ) {}
+
+  private table(db: Kysely<any> | Transaction<any>) {
+    const scoped = this.config.names.schema ? db.withSchema(this.config.names.schema) : db;
+    return { db: scoped, name: this.config.names.idempotency };
+  }
+
+  async claim(key: string, record: IdempotencyRecord, { now, signal }: SignalOptions & { now: number }): Promise<IdempotencyRecord | undefined> {
+    await this.sweep(now);
+    return writeTransaction(this.db, this.config, 'orders', signal, async (trx) => {
+      const t = this.table(trx);
+      let select = t.db.selectFrom(t.name).select(['fingerprint', 'expires_at', 'outcome']).where('key', '=', key);
+      if (this.config.kind !== 'sqlite') select = select.forUpdate();
+      const row = (await select.executeTakeFirst()) as IdempotencyRow | undefined;
+      if (row && Number(row.expires_at) > now) return recordOf(row);
+      const values = { fingerprint: record.fingerprint, expires_at: record.expiresAt, outcome: outcomeText(record) };
+      if (row) await t.db.updateTable(t.name).set(values).where('key', '=', key).execute();
+      else await t.db.insertInto(t.name).values({ key, ...values }).execute();
+      return undefined;
+    });
+  }
+
+  async settle(key: string, record: IdempotencyRecord, { signal }: SignalOptions): Promise<void> {
+    const t = this.table(this.db);
+    const values = { fingerprint: record.fingerprint, expires_at: record.expiresAt, outcome: outcomeText(record) };
+    await abortable(signal, () => t.db.updateTable(t.name).set(values).where('key', '=', key).execute());
+  }
+
+  async release(key: string, fingerprint: string, { signal }: SignalOptions): Promise<void> {
+    const t = this.table(this.db);
+    await abortable(signal, () => t.db.deleteFrom(t.name).where('key', '=', key).where('fingerprint', '=', fingerprint).where('outcome', 'is', null).execute());
+  }
+
+  private async sweep(now: number): Promise<void> {
+    if (now - this.sweptAt < 600_000) return;
+    this.sweptAt = now;
+    const t = this.table(this.db);
+    await t.db.deleteFrom(t.name).where('expires_at', '<=', now).execute();
+  }
+}
+
+function recordOf(row: IdempotencyRow): IdempotencyRecord {
+  return { fingerprint: row.fingerprint, expiresAt: Number(row.expires_at), ...(row.outcome === null ? {} : { outcome: JSON.parse(row.outcome) }) };
+}
+
+function outcomeText(record: IdempotencyRecord): string | null {
+  return record.outcome === undefined ? null : JSON.stringify(record.outcome);
+}
+
+/**
  * The SQL adapter. Create it with `createSqlAdapter` (or `openSqlAdapter` for a spec string).
  *
  * @example
@@ -371,6 +496,7 @@ export class SqlAdapter implements StoreAdapter {
   ) {
     this.products = new SqlEntityStore<Product>(db, config, 'products');
     this.orders = new SqlEntityStore<Order>(db, config, 'orders');
+    this.idempotency = new SqlIdempotencyStore(db, config);
   }
 
   get kind(): SqlKind {
@@ -381,8 +507,15 @@ export class SqlAdapter implements StoreAdapter {
     return this.config.names;
   }
 
+  /** Idempotency-Key records, in `<prefix>idempotency`. */
+  readonly idempotency: IdempotencyStore;
+
   productBySku(sku: string, options: SignalOptions): Promise<Product | undefined> {
-    return this.products.bySku(sku, options);
+    return this.products.byUniqueKey(sku, options);
+  }
+
+  orderByOrderId(orderid: string, options: SignalOptions): Promise<Order | undefined> {
+    return this.orders.byUniqueKey(orderid, options);
   }
 
   /** Brings the schema up to date (what `createSqlAdapter` does unless `migrate: false`). */
@@ -392,11 +525,9 @@ export class SqlAdapter implements StoreAdapter {
         await migrateSqlSchema(this.db, this.config.kind, this.config.names);
         return;
       } catch (err) {
-        // Kysely's migration lock is per connection on SQLite: a second process migrating the same
-        // new file at the same moment fails (SQLITE_BUSY, or "table … already exists" once the
-        // first commits). The migration is one transaction, so the next attempt finds it recorded.
-        const raced = isTransientConflict('sqlite', err) || /already exists/.test(String((err as Error)?.message));
-        if (this.config.kind !== 'sqlite' || !raced || attempt >= 5) throw err;
+        // On SQLite each migration holds the database write lock (BEGIN IMMEDIATE): a process that
+        // waited longer than busy_timeout for another one's gets SQLITE_BUSY, and tries again.
+        if (this.config.kind !== 'sqlite' || !isTransientConflict('sqlite', err) || attempt >= 5) throw err;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }

@@ -1,18 +1,27 @@
 /**
  * The SQL adapter's schema, as Kysely migrations (run by Kysely's `Migrator`, which records what
  * ran in `<prefix>migrations` and holds a lock while it runs, so a re-run is a no-op and two
- * processes starting at once do not both migrate).
+ * processes starting at once do not both migrate). They run one at a time, each in its own
+ * transaction where the database has transactional DDL, so a refused one leaves the ones before it
+ * done.
  *
  * Tables (`<prefix>` is the `tablePrefix` option, default `storebridge_`):
- * - `<prefix>products (_id PK, last_updated, sku, doc)`, index `(last_updated, _id)` and `(sku)`
- * - `<prefix>orders (_id PK, last_updated, doc)`, index `(last_updated, _id)`
+ * - `<prefix>products (_id PK, last_updated, sku, doc)`, index `(last_updated, _id)`, unique `(sku)`
+ * - `<prefix>orders (_id PK, last_updated, orderid, doc)`, index `(last_updated, _id)`, unique `(orderid)`
  * - `<prefix>counts (entity PK, n)`: the exact number of rows per entity, maintained in the same
  *   transaction as every insert, so `itemsTotal` is a primary-key read instead of `count(*)`.
+ * - `<prefix>idempotency (key PK, fingerprint, expires_at, outcome)`: writes made under an
+ *   `Idempotency-Key` header.
  *
- * `doc` is the item's webhook-form JSON text exactly as served (never re-serialized on reads).
+ * `doc` is the item's webhook-form JSON text exactly as served (never re-serialized on reads). The
+ * `sku` / `orderid` columns hold the value an item is found by (`uniqueKeyOf`), NULL when it has
+ * none, or when a replicated item repeats a key another item holds.
  */
-import type { Kysely, Migration, MigrationResultSet } from 'kysely';
-import { COLUMN_TYPES, loadKysely, type SqlKind } from './sql-dialects';
+import type { Kysely, Migration, MigrationResultSet, MigratorProps, RawBuilder } from 'kysely';
+import { uniqueKeyOf, UNIQUE_MEMBERS } from '../../lib/adapter';
+import type { Entity } from '../../lib/contract/webhook';
+import { StorebridgeError } from '../../lib/errors';
+import { COLUMN_TYPES, loadKysely, MYSQL_MAX_SKU_BYTES, type SqlKind } from './sql-dialects';
 
 /** Physical names of the adapter's tables for one prefix / schema. */
 export interface SqlTableNames {
@@ -22,6 +31,7 @@ export interface SqlTableNames {
   readonly counts: string;
   readonly migrations: string;
   readonly migrationLock: string;
+  readonly idempotency: string;
 }
 
 export function tableNames(prefix: string, schema: string | undefined): SqlTableNames {
@@ -32,14 +42,71 @@ export function tableNames(prefix: string, schema: string | undefined): SqlTable
     counts: `${prefix}counts`,
     migrations: `${prefix}migrations`,
     migrationLock: `${prefix}migrations_lock`,
+    idempotency: `${prefix}idempotency`,
   };
 }
+
+/**
+ * Existing data that breaks a unique `sku` / `orderid` rule: the migration that adds the unique
+ * index refuses to run (changing nothing) and says which values, how many items, and what to do.
+ */
+export class SqlDuplicateKeysError extends StorebridgeError {
+  override readonly name = 'SqlDuplicateKeysError';
+  readonly code = 'SQL_DUPLICATE_KEYS';
+  constructor(
+    readonly table: string,
+    readonly column: string,
+    /** Every value held by more than one item, with how many hold it (most first). */
+    readonly duplicates: ReadonlyArray<{ readonly value: string; readonly count: number }>,
+    /** The statement that keeps every document and leaves the value only on its newest item. */
+    readonly fix: string,
+  ) {
+    const shown = duplicates.slice(0, 10).map((d) => `${JSON.stringify(d.value.length > 40 ? `${d.value.slice(0, 40)}…` : d.value)} (${d.count} items)`);
+    const more = duplicates.length > 10 ? ` and ${duplicates.length - 10} more` : '';
+    super(
+      `cannot make ${column} unique in ${table}: ${duplicates.length} value${duplicates.length === 1 ? ' is' : 's are'} held by more than one item: ` +
+        `${shown.join(', ')}${more}. Nothing was changed. Give each item its own ${column} (a write with the item's id), or keep the ` +
+        `documents as they are (a replica of another store) and leave the ${column} only on the newest item of each: ${fix} ` +
+        'Then open the store again (docs/sql-adapter.md "Unique sku and orderid").',
+    );
+  }
+}
+
+/** The column each entity's unique member lives in, and its table. */
+function uniqueColumn(entity: Entity, names: SqlTableNames): { table: string; column: string } {
+  return { table: entity === 'products' ? names.products : names.orders, column: UNIQUE_MEMBERS[entity] };
+}
+
+/** The idempotency table's key columns: SHA-256 hex digests, 64 ASCII characters. */
+const DIGEST_COLUMN: Record<SqlKind, string> = { sqlite: 'text', postgres: 'text', mysql: 'varchar(64) character set ascii collate ascii_bin' };
+
+/** Text of a key column value (mysql2 returns VARBINARY as a Buffer). */
+const textOf = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
 
 function migrations(kind: SqlKind, names: SqlTableNames): Record<string, Migration> {
   const { sql } = loadKysely();
   const t = COLUMN_TYPES[kind];
   const table = (name: string) => (names.schema ? sql.id(names.schema, name) : sql.id(name));
   const raw = (text: string) => sql.raw(text);
+  const index = (name: string) => (names.schema && kind === 'postgres' ? sql.id(names.schema, name) : sql.id(name));
+
+  /**
+   * Makes an entity's key column unique: refuses with `SqlDuplicateKeysError` while two items hold
+   * one non-blank value; clears blank values held twice (blanks are never keys: `uniqueKeyOf`).
+   */
+  async function makeUnique(db: Kysely<any>, entity: Entity, oldIndex: string | undefined): Promise<void> {
+    const { table: name, column } = uniqueColumn(entity, names);
+    const groups = await sql<{ k: unknown; n: unknown }>`select ${sql.id(column)} as k, count(*) as n from ${table(name)}
+        where ${sql.id(column)} is not null group by ${sql.id(column)} having count(*) > 1`.execute(db);
+    const held = groups.rows.map((r) => ({ value: textOf(r.k), count: Number(r.n) }));
+    const isKey = (d: { value: string }) => uniqueKeyOf(entity, { [column]: d.value }) !== undefined;
+    const duplicates = held.filter(isKey).sort((a, b) => b.count - a.count);
+    if (duplicates.length > 0) throw new SqlDuplicateKeysError(name, column, duplicates, keepNewestStatement(kind, names.schema ? `${names.schema}.${name}` : name, column));
+    for (const blank of held.filter((d) => !isKey(d))) await sql`update ${table(name)} set ${sql.id(column)} = null where ${sql.id(column)} = ${blank.value}`.execute(db);
+    if (oldIndex) await (kind === 'mysql' ? sql`drop index ${sql.id(oldIndex)} on ${table(name)}` : sql`drop index ${index(oldIndex)}`).execute(db);
+    await sql`create unique index ${sql.id(`${name}_${column}`)} on ${table(name)} (${sql.id(column)})`.execute(db);
+  }
+
   return {
     '0001-items-and-counts': {
       async up(db: Kysely<any>) {
@@ -67,30 +134,115 @@ function migrations(kind: SqlKind, names: SqlTableNames): Record<string, Migrati
         for (const name of [names.counts, names.orders, names.products]) await sql`drop table ${table(name)}`.execute(db);
       },
     },
+    // Issue 20 B: the SKU check read before it wrote, so concurrent creates on PostgreSQL and
+    // MariaDB stored one SKU many times. The index makes the database refuse the second one.
+    '0002-unique-product-sku': {
+      up: (db: Kysely<any>) => makeUnique(db, 'products', `${names.products}_sku`),
+    },
+    // Issue 19: an order create is idempotent by its orderid, which needs a column to find it by.
+    '0003-order-orderid-column': {
+      async up(db: Kysely<any>) {
+        await sql`alter table ${table(names.orders)} add ${sql.id('orderid')} ${raw(t.sku)} null`.execute(db);
+        await sql`update ${table(names.orders)} set ${sql.id('orderid')} = ${orderIdOfDoc(kind)} where ${hasTextOrderId(kind)}`.execute(db);
+      },
+    },
+    '0004-unique-order-orderid': {
+      up: (db: Kysely<any>) => makeUnique(db, 'orders', undefined),
+    },
+    '0005-idempotency-keys': {
+      async up(db: Kysely<any>) {
+        await sql`create table ${table(names.idempotency)} (
+            ${sql.id('key')} ${raw(DIGEST_COLUMN[kind])} not null primary key,
+            ${sql.id('fingerprint')} ${raw(DIGEST_COLUMN[kind])} not null,
+            ${sql.id('expires_at')} ${raw(t.timestamp)} not null,
+            ${sql.id('outcome')} ${raw(t.doc)} null
+          )${raw(t.tableSuffix)}`.execute(db);
+        await sql`create index ${sql.id(`${names.idempotency}_expiry`)} on ${table(names.idempotency)} (${sql.id('expires_at')})`.execute(db);
+      },
+    },
   };
 }
 
-/** Brings the schema up to date (idempotent). Throws the first migration error. */
+/** The document's `orderid`, as SQL (only asked where `hasTextOrderId` holds). */
+function orderIdOfDoc(kind: SqlKind): RawBuilder<unknown> {
+  const { sql } = loadKysely();
+  if (kind === 'sqlite') return sql`json_extract(${sql.ref('doc')}, '$.orderid')`;
+  if (kind === 'postgres') return sql`(${sql.ref('doc')}::json ->> 'orderid')`;
+  return sql`json_unquote(json_extract(${sql.ref('doc')}, '$.orderid'))`;
+}
+
+/**
+ * Rows whose document has a string `orderid` the column can hold: not one with a NUL (PostgreSQL
+ * text cannot; its `->>` fails on `\u0000`), not one over the MySQL key width.
+ */
+function hasTextOrderId(kind: SqlKind): RawBuilder<boolean> {
+  const { sql } = loadKysely();
+  if (kind === 'sqlite') return sql<boolean>`json_type(${sql.ref('doc')}, '$.orderid') = 'text'`;
+  if (kind === 'postgres') {
+    return sql<boolean>`json_typeof(${sql.ref('doc')}::json -> 'orderid') = 'string' and strpos((${sql.ref('doc')}::json -> 'orderid')::text, ${'\\u0000'}) = 0`;
+  }
+  return sql<boolean>`json_type(json_extract(${sql.ref('doc')}, '$.orderid')) = 'STRING' and length(json_unquote(json_extract(${sql.ref('doc')}, '$.orderid'))) <= ${MYSQL_MAX_SKU_BYTES}`;
+}
+
+/** The statement `SqlDuplicateKeysError` suggests: the value stays on the newest item of each group (the sort key decides). */
+function keepNewestStatement(kind: SqlKind, table: string, column: string): string {
+  const q = (id: string) => (kind === 'mysql' ? `\`${id}\`` : id.split('.').map((part) => `"${part}"`).join('.'));
+  const [t, c] = [q(table), q(column)];
+  const newer = (n: string, o: string) => `${n}.${c} = ${o}.${c} and (${n}.last_updated > ${o}.last_updated or (${n}.last_updated = ${o}.last_updated and ${n}._id > ${o}._id))`;
+  if (kind === 'mysql') return `update ${t} join (select o._id from ${t} o join ${t} n on ${newer('n', 'o')}) d on d._id = ${t}._id set ${t}.${c} = null;`;
+  return `update ${t} set ${c} = null where ${c} is not null and exists (select 1 from ${t} n where ${newer('n', t)});`;
+}
+
+/**
+ * Brings the schema up to date (idempotent), one migration at a time. Throws the first migration
+ * error (`SqlDuplicateKeysError` when existing data breaks a unique index); the ones before it stay done.
+ */
 export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: SqlTableNames): Promise<MigrationResultSet> {
-  const { Migrator, sql } = loadKysely();
+  const { sql } = loadKysely();
   if (names.schema && kind === 'postgres') await sql`create schema if not exists ${sql.id(names.schema)}`.execute(db);
   const all = migrations(kind, names);
-  const migrator = new Migrator({
-    db,
+  const props = {
     provider: { getMigrations: async () => all },
     migrationTableName: names.migrations,
     migrationLockTableName: names.migrationLock,
     ...(names.schema ? { migrationTableSchema: names.schema } : {}),
+  };
+  const results: NonNullable<MigrationResultSet['results']> = [];
+  for (;;) {
+    const step = await migrationStep(db, kind, props);
+    results.push(...(step.results ?? []));
+    if (step.error) throw step.error;
+    if (!step.results?.length) return { results };
+  }
+}
+
+/**
+ * Runs the next migration. Kysely runs SQLite migrations outside a transaction and its lock there
+ * is per connection, so processes opening one new file at once would interleave them; here each
+ * step holds the database write lock (`BEGIN IMMEDIATE`) for its whole run: the others wait
+ * (busy_timeout), then find it done, and a failed step leaves nothing behind.
+ */
+async function migrationStep(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>): Promise<MigrationResultSet> {
+  const { Migrator, sql } = loadKysely();
+  if (kind !== 'sqlite') return new Migrator({ ...props, db }).migrateUp();
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    let step: MigrationResultSet;
+    try {
+      step = await new Migrator({ ...props, db: conn }).migrateUp();
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+    await sql.raw(step.error ? 'rollback' : 'commit').execute(conn);
+    return step;
   });
-  const result = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
-  return result;
 }
 
 /** Drops every table of this prefix / schema (tests and `storebridge` uninstall). */
 export async function dropSqlSchema(db: Kysely<any>, names: SqlTableNames): Promise<void> {
   const { sql } = loadKysely();
-  for (const name of [names.products, names.orders, names.counts, names.migrations, names.migrationLock]) {
+  for (const name of [names.products, names.orders, names.counts, names.idempotency, names.migrations, names.migrationLock]) {
     await sql`drop table if exists ${names.schema ? sql.id(names.schema, name) : sql.id(name)}`.execute(db);
   }
 }

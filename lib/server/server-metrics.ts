@@ -97,6 +97,8 @@ export function createStoreMetrics(target: Registry | Metrics): StoreMetrics {
         entity: <E extends Entity>(e: E) => ({ products, orders })[e] as unknown as GuardedEntityStore<E>,
         productBySku: timed('products', 'productBySku', (sku: string, o) => adapter.productBySku(sku, o)),
         hasSkuLookup: adapter.hasSkuLookup,
+        orderByOrderId: timed('orders', 'orderByOrderId', (orderid: string, o) => adapter.orderByOrderId(orderid, o)),
+        idempotency: adapter.idempotency,
         newId: (entity, item, o) => adapter.newId(entity, item, o),
         close: () => adapter.close(),
         inner: adapter.inner,

@@ -8,6 +8,8 @@ import { connectKysely } from '../../adapters/sql/sql-connect';
 import type { ListOptions } from '../../lib/adapter';
 import { DATABASE_URLS, describeDatabase, dropAndClose, sharedDatabase, uniquePrefix, type ServerKind } from './sql-databases';
 
+const MIGRATIONS = ['0001-items-and-counts', '0002-unique-product-sku', '0003-order-orderid-column', '0004-unique-order-orderid', '0005-idempotency-keys'];
+
 const live = () => new AbortController().signal;
 
 async function seedRaw(adapter: SqlAdapter, n: number): Promise<void> {
@@ -41,7 +43,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
         expect(await c.orders.get('o1', { signal: live() })).toEqual({ _id: 'o1', status: 'paid', last_updated: 7 });
         expect(await c.orders.count({ signal: live() })).toBe(1);
         const ran = await database.db().selectFrom(a.tables.migrations).select('name').execute();
-        expect(ran.map((r) => r.name)).toEqual(['0001-items-and-counts']);
+        expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
       } finally {
         await dropAndClose(a);
       }

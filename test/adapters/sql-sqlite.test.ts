@@ -11,6 +11,8 @@ import { CompiledQuery } from 'kysely';
 import { createSqlAdapter, migrateSqlSchema, openSqlAdapter, type SqlAdapter } from '../../adapters/sql';
 import type { ListOptions } from '../../lib/adapter';
 
+const MIGRATIONS = ['0001-items-and-counts', '0002-unique-product-sku', '0003-order-orderid-column', '0004-unique-order-orderid', '0005-idempotency-keys'];
+
 const live = () => new AbortController().signal;
 const ROOT = resolve(__dirname, '../..');
 const DIST_SQL = join(ROOT, 'dist/adapters/sql/index.js');
@@ -62,7 +64,7 @@ describe('SQL adapter on SQLite', () => {
     const again = await migrateSqlSchema(b.db, 'sqlite', b.tables);
     expect(again.results).toEqual([]);
     const ran = await b.db.selectFrom('storebridge_migrations').select('name').execute();
-    expect(ran.map((r) => r.name)).toEqual(['0001-items-and-counts']);
+    expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
     await b.close();
   });
 
@@ -178,7 +180,7 @@ describe('SQL adapter on SQLite', () => {
     );
     expect(codes).toEqual([0, 0, 0, 0]);
     const a = await createSqlAdapter({ connection: `sqlite:${file}` });
-    expect((await a.db.selectFrom('storebridge_migrations').select('name').execute()).map((r) => r.name)).toEqual(['0001-items-and-counts']);
+    expect((await a.db.selectFrom('storebridge_migrations').select('name').execute()).map((r) => r.name)).toEqual(MIGRATIONS);
     expect(await a.products.count({ signal: live() })).toBe(0);
     await a.close();
   });

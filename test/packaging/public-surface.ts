@@ -7,7 +7,7 @@
 export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
   ".": [
     "AdapterContractError", "AdapterError", "AdapterTimeoutError", "BaseEntityStore",
-    "BaseStoreAdapter", "BodyTooLargeError", "ConversionError", "HttpError", "InvalidBodyError",
+    "BaseStoreAdapter", "BodyTooLargeError", "ConversionError", "DuplicateKeyError", "HttpError", "InvalidBodyError",
     "InvalidCursorError", "InvalidOptionError", "InvalidQueryError", "ItemTooLargeError",
     "JWT_ALGORITHMS", "MethodNotAllowedError", "NotFoundError", "RateLimitedError",
     "RedisUnavailableError", "StoreCore", "StorebridgeError", "UnauthorizedError",
@@ -25,7 +25,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "CursorOffsetSchema", "DEFAULT_DIALECT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TIME_BUDGET_MS",
     "DIALECTS", "DIALECT_NAMES", "DecimalStringSchema", "ENTITIES", "ENTITY_DESCRIPTORS",
     "EntityBodySchema", "EntitySchema", "ErrorBodySchema", "ExtraAttributesSchema",
-    "FORBIDDEN_KEYS", "FiniteNumberSchema", "HAS_MORE_VALUES", "HasMoreSchema", "INTERFACE_LIMITS",
+    "FORBIDDEN_CHARACTERS", "FORBIDDEN_KEYS", "FiniteNumberSchema", "HAS_MORE_VALUES", "HasMoreSchema", "INTERFACE_LIMITS",
     "ITEM_SCHEMAS", "IdSchema", "InitializeBodySchema", "IntegerSchema", "IntegerStringSchema",
     "ItemIdParameter", "JobIdParameter", "KEY_HEADERS", "LIST_QUERY", "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
@@ -44,15 +44,16 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "WEBHOOK_ROUTES", "WRITE_QUERY", "WriteFailureSchema", "WriteMessageSchema",
     "WriteReasonSchema", "ackIdOf", "canonicalDecimal", "decimalStringToNumber", "deeperThan",
     "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
-    "findUnknownFields", "hasControlCharacter", "integerStringToNumber", "isEntity",
+    "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity",
     "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
     "parseWire", "productToReverse", "productToWebhook", "readItem", "reverseUrl",
     "webhookOperation", "withQuery",
   ],
   "./adapter": [
-    "BaseEntityStore", "BaseStoreAdapter", "KeyedMutex", "ListedItem", "compareIds", "compareKeys",
-    "entityStore", "guardAdapter", "isRawJson", "jsonEqual", "keyOf", "rawJson",
-    "registerAdapterSpec", "resolveWrite", "sameContent",
+    "BaseEntityStore", "BaseStoreAdapter", "KeyedMutex", "ListedItem", "MemoryIdempotencyStore",
+    "UNIQUE_MEMBERS", "compareIds", "compareKeys", "entityStore", "guardAdapter", "isRawJson",
+    "jsonEqual", "keyOf", "mergeMembers", "rawJson", "registerAdapterSpec", "resolveWrite",
+    "sameContent", "uniqueKeyOf",
   ],
   "./server": [
     "BodyTooLargeError", "HttpError", "InvalidBodyError", "InvalidCursorError", "InvalidQueryError",
@@ -99,7 +100,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "MemoryAdapter", "MemoryEntityStore", "createMemoryAdapter",
   ],
   "./adapters/sql": [
-    "SqlAdapter", "SqlConnectError", "SqlDriverUnavailableError", "SqlEntityStore",
+    "SqlAdapter", "SqlConnectError", "SqlDriverUnavailableError", "SqlDuplicateKeysError", "SqlEntityStore",
     "createSqlAdapter", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
     "migrateSqlSchema", "openSqlAdapter", "redactConnectionSpec",
   ],
