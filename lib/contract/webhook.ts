@@ -53,6 +53,20 @@ export const IdSchema = z
  */
 export const SkuSchema = z.string().regex(WITHOUT_FORBIDDEN_CHARACTERS, NO_FORBIDDEN_CHARACTERS);
 
+/**
+ * The request header that makes a write idempotent (IETF draft "The Idempotency-Key HTTP Header
+ * Field"; Stripe's `Idempotency-Key`): a repeat of the request with the same key is answered from
+ * the first one's record instead of writing again (docs/writes.md "Idempotency-Key").
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+
+/** A key's value (unquoted): 1–255 printable ASCII characters, e.g. a UUID. */
+export const IdempotencyKeySchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters')
+  .regex(/^[\x20-\x7e]*$/, 'must be printable ASCII (a UUID is a good key)');
+
 /** Unix time in milliseconds. */
 export const TimestampSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 

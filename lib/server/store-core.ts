@@ -15,7 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { MemoryIdempotencyStore } from '../adapter-idempotency';
 import { entityOf } from '../contract/entities';
+import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
@@ -69,6 +71,8 @@ export interface CoreRequest {
   readonly onClose?: (listener: () => void) => () => void;
   /** The request's observation (`StoreCore.observe`): its logger gets this request's failures. */
   readonly observation?: RequestObservation;
+  /** Who sent it, as `authenticate` found (`AuthResult.keyHash`): scopes its Idempotency-Keys. Set by `handle`. */
+  readonly caller?: string;
 }
 
 /** What `StoreCore.handle` answers: a response, and whether the connection must close after it. */
@@ -100,6 +104,8 @@ export class StoreCore {
   private readonly failedAuthLimiter: WindowLimiter | undefined;
   /** Whether requests are logged or measured (bindings skip the observation otherwise). */
   readonly observed: boolean;
+  /** Idempotency-Key records for an adapter that keeps none: this router's own, in memory. */
+  private readonly idempotency = new MemoryIdempotencyStore();
 
   constructor(readonly config: RouterConfig) {
     const rl = config.rateLimit;
@@ -169,7 +175,7 @@ export class StoreCore {
    * to answer with), else the refusal. A valid key is never refused by the failed-key limit; it
    * counts against its own per-key limit.
    */
-  private async admit(request: CoreRequest, observation: RequestObservation | undefined): Promise<{ refusal?: CoreHttpResponse; headers?: Readonly<Record<string, string>> }> {
+  private async admit(request: CoreRequest, observation: RequestObservation | undefined, write: boolean): Promise<{ refusal?: CoreHttpResponse; headers?: Readonly<Record<string, string>>; caller?: string }> {
     const auth = await this.authenticate(request.headers, observation);
     if (!auth.ok) {
       if (!this.failedAuthLimiter || auth.response.status !== 401) return { refusal: auth.response };
@@ -179,10 +185,12 @@ export class StoreCore {
       const name = this.config.keyHeaders[0];
       return { refusal: this.limited(`too many requests with an invalid ${name} from this address`, verdict.retryAfter, verdict.headers) };
     }
-    if (!this.keyLimiter) return {};
+    // The caller's digest only matters to a write (its Idempotency-Key's scope): not computed for reads.
+    const caller = write ? auth.keyHash : undefined;
+    if (!this.keyLimiter) return { caller };
     const verdict = await this.keyLimiter.hit(`key:${auth.keyHash}`);
     if (!verdict.allowed) return { refusal: this.limited(`too many requests with this ${this.config.keyHeaders[0]}`, verdict.retryAfter, verdict.headers) };
-    return { headers: verdict.headers };
+    return { headers: verdict.headers, caller };
   }
 
   private limited(what: string, retryAfter: number, headers: Readonly<Record<string, string>>): CoreHttpResponse {
@@ -227,7 +235,7 @@ export class StoreCore {
   private async admitAndRun(operation: OperationName, op: OperationInfo, request: CoreRequest, observation: RequestObservation | undefined): Promise<CoreAnswer> {
     let admitted;
     try {
-      admitted = await this.admit(request, observation);
+      admitted = await this.admit(request, observation, op.kind === 'write');
     } catch (err) {
       // The rate-limit store failed (Redis gone): fail closed, logged under the operation.
       return this.failure(err, operation, observation?.logger);
@@ -243,7 +251,7 @@ export class StoreCore {
         return { ...out, headers: { ...out.headers, ...admitted.headers }, close: true };
       }
     }
-    const out = await this.run(operation, { ...request, body, observation });
+    const out = await this.run(operation, { ...request, body, observation, caller: admitted.caller });
     return admitted.headers ? { ...out, headers: { ...out.headers, ...admitted.headers } } : out;
   }
 
@@ -257,8 +265,10 @@ export class StoreCore {
         return getItem(this.config, op.entity, request.id ?? '', deadline);
       case 'write': {
         const { allowedOrderStatuses, now, maxPageBytes } = this.config;
-        const result = await deadline.race(handleWrite(this.config.adapter, op.entity, request.rawQuery, request.body, { allowedOrderStatuses, now, maxPageBytes }, deadline.signal));
-        return { status: result.status, body: JSON.stringify(result.body) };
+        const config = { allowedOrderStatuses, now, maxPageBytes, idempotency: this.idempotency };
+        const identity = { idempotencyKey: headerValue(request.headers, IDEMPOTENCY_KEY_HEADER.toLowerCase()), caller: request.caller };
+        const result = await deadline.race(handleWrite(this.config.adapter, op.entity, request.rawQuery, request.body, config, deadline.signal, identity));
+        return { status: result.status, body: JSON.stringify(result.body), ...(result.headers ? { headers: result.headers } : {}) };
       }
     }
   }

@@ -6,8 +6,10 @@
  * Reasons refuse the write; warnings are answered with a success and change nothing.
  * `docs/writes.md` lists every message.
  */
+import { uniqueKeyOf, UNIQUE_MEMBERS } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
-import { hasForbiddenCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
+import { entityOf } from '../contract/entities';
+import { hasForbiddenCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Entity, type Product } from '../contract/webhook';
 import { quote } from './write-messages';
 
 export interface Findings {
@@ -90,11 +92,28 @@ function itemsTotalCents(items: readonly unknown[]): number | undefined {
   return Math.round(sum);
 }
 
-/** Built-in reasons and warnings of an order write. */
-export async function checkOrder(order: Json, ctx: CheckContext): Promise<Findings> {
+/**
+ * The reason a write may not take a `sku` / `orderid` another item holds: the same whether the
+ * check below found it or the database refused the write (`DuplicateKeyError`).
+ */
+export function alreadyUsed(entity: Entity, value: string, holder: string | undefined): string {
+  const { noun } = entityOf(entity);
+  return `${UNIQUE_MEMBERS[entity]}: ${quote(value)} is already used by ${holder === undefined ? `another ${noun}` : `${noun} ${quote(holder)}`}`;
+}
+
+/** Built-in reasons and warnings of an order write; `id` is the order's `_id` (none on a create). */
+export async function checkOrder(order: Json, id: string | undefined, ctx: CheckContext): Promise<Findings> {
   const reasons: string[] = [];
   const warnings: string[] = [];
   const items = arrayAt(order, 'orderItems');
+
+  // An orderid names one order: a create carrying one is matched to its order (write-core); an
+  // update may not take another order's.
+  const orderid = uniqueKeyOf('orders', order);
+  if (id !== undefined && orderid !== undefined && !hasForbiddenCharacter(orderid)) {
+    const holder = await ctx.adapter.orderByOrderId(orderid, { signal: ctx.signal });
+    if (holder && holder._id !== id) reasons.push(alreadyUsed('orders', orderid, holder._id));
+  }
 
   const refs = new Set<string>();
   items.forEach((item, i) => {
@@ -181,10 +200,10 @@ export async function checkProduct(product: Json, id: string | undefined, ctx: C
   const opts = { signal: ctx.signal };
 
   // Order items name products by `_id` first, then SKU: a SKU must name one product only.
-  const sku = product.sku;
-  if (typeof sku === 'string' && sku.trim() !== '' && !hasForbiddenCharacter(sku)) {
+  const sku = uniqueKeyOf('products', product);
+  if (sku !== undefined && !hasForbiddenCharacter(sku)) {
     const owner = await ctx.adapter.productBySku(sku, opts);
-    if (owner && owner._id !== id) reasons.push(`sku: ${quote(sku)} is already used by product ${quote(owner._id)}`);
+    if (owner && owner._id !== id) reasons.push(alreadyUsed('products', sku, owner._id));
     if (sku !== id && sku.length <= MAX_ID_LENGTH) {
       const shadow = await ctx.adapter.products.get(sku, opts);
       if (shadow) warnings.push(`sku: ${quote(sku)} is also the _id of product ${quote(shadow._id)}; order items naming it resolve to that product`);

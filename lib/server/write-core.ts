@@ -27,16 +27,19 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
+import { mergeMembers, uniqueKeyOf } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
+import type { IdempotencyStore } from '../adapter-idempotency';
 import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { parseQuery, WRITE_QUERY } from '../contract/query';
-import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf } from '../contract/webhook';
-import { AdapterContractError } from '../errors';
+import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf, ITEM_SCHEMAS } from '../contract/webhook';
+import { AdapterContractError, DuplicateKeyError } from '../errors';
 import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';
-import { checkOrder, checkProduct, type CheckContext, type Findings } from './write-checks';
+import { alreadyUsed, checkOrder, checkProduct, type CheckContext, type Findings } from './write-checks';
+import { idempotentWrite, type WriteOutcome } from './write-identity';
 import { capMessages, capReasons, clip, issueReason, quote } from './write-messages';
 
 export interface WriteConfig {
@@ -49,11 +52,23 @@ export interface WriteConfig {
    * list page by itself is refused: stored, it would stop every walk of the list at its position.
    */
   maxPageBytes?: number;
+  /** Where Idempotency-Key records are kept when the adapter keeps none (the router's own, in memory). */
+  idempotency?: IdempotencyStore;
+}
+
+/** What a write knows of its request beyond query and body. */
+export interface WriteRequest {
+  /** The `Idempotency-Key` header as received (absent: none was sent). */
+  readonly idempotencyKey?: string;
+  /** Who sent it (the key's digest, `AuthResult.keyHash`): Idempotency-Keys are scoped per caller. */
+  readonly caller?: string;
 }
 
 export interface CoreResponse {
   status: number;
   body: unknown;
+  /** Headers to answer with besides the JSON ones (`Retry-After`, `Idempotent-Replayed`). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -71,7 +86,7 @@ function isObject(v: unknown): v is Json {
 /** The built-in business checks of each entity. */
 const BUILT_IN_CHECKS: { readonly [E in Entity]: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
   products: checkProduct,
-  orders: (item, _id, ctx) => checkOrder(item, ctx),
+  orders: checkOrder,
 };
 
 /**
@@ -105,16 +120,20 @@ function readWriteQuery(query: WriteQuery, reasons: string[]): { id?: string; jo
   return out;
 }
 
-/** The spec's write failure structure (400): also used by the bindings for unreadable bodies. */
-export function writeFailure(entity: Entity, reasons: readonly string[], warnings: readonly string[]): CoreResponse {
+/**
+ * The spec's write failure structure (400): also used by the bindings for unreadable bodies, and
+ * with 409 / 422 for an Idempotency-Key in use or used for another request.
+ */
+export function writeFailure(entity: Entity, reasons: readonly string[], warnings: readonly string[], status = 400, headers?: Record<string, string>): CoreResponse {
   const more = reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : '';
   return {
-    status: 400,
+    status,
+    ...(headers ? { headers } : {}),
     body: {
       success: false,
-      code: 400,
+      code: status,
       error: `${entityOf(entity).noun} not stored: ${clip(reasons[0])}${more}`,
-      reasons: capReasons(reasons, 400),
+      reasons: capReasons(reasons, status),
       warnings: capMessages(warnings),
     },
   };
@@ -122,8 +141,9 @@ export function writeFailure(entity: Entity, reasons: readonly string[], warning
 
 /**
  * Validates and performs one Add/Update write. Resolves to the spec's success (200) or failure
- * (400) structure; rejects with the adapter's error (`AdapterError`, `AdapterContractError`, or
- * the signal's reason when aborted), which the binding answers as 500.
+ * (400; 409 / 422 for an Idempotency-Key in use or reused) structure; rejects with the adapter's
+ * error (`AdapterError`, `AdapterContractError`, or the signal's reason when aborted), which the
+ * binding answers as 500.
  */
 export async function handleWrite(
   adapter: GuardedAdapter,
@@ -132,16 +152,24 @@ export async function handleWrite(
   body: unknown,
   config: WriteConfig,
   signal: AbortSignal,
+  request: WriteRequest = {},
 ): Promise<CoreResponse> {
   signal.throwIfAborted();
-  const d = entityOf(entity);
   const reasons: string[] = [];
-  const warnings: string[] = [];
   const { id: queryId } = readWriteQuery(query, reasons);
-  const bodyProblem = checkBodyShape(body, d.noun);
-  if (bodyProblem) return writeFailure(entity, [...reasons, bodyProblem], warnings);
-  const item = body as Json;
+  const bodyProblem = checkBodyShape(body, entityOf(entity).noun);
+  if (bodyProblem) return writeFailure(entity, [...reasons, bodyProblem], []);
+  const write = async () => writeItem(adapter, entity, queryId, body as Json, reasons, config, signal);
+  const records = adapter.idempotency ?? config.idempotency;
+  if (request.idempotencyKey === undefined || !records) return (await write()).response;
+  const ctx = { adapter, records, entity, header: request.idempotencyKey, caller: request.caller ?? '', request: { id: queryId, body }, now: config.now(), signal };
+  return idempotentWrite(ctx, (status, reason, headers) => writeFailure(entity, [reason], [], status, headers), write);
+}
 
+/** One write after the query and the body's shape passed: checks, the item it is, the upsert. */
+async function writeItem(adapter: GuardedAdapter, entity: Entity, queryId: string | undefined, item: Json, reasons: string[], config: WriteConfig, signal: AbortSignal): Promise<WriteOutcome> {
+  const d = entityOf(entity);
+  const warnings: string[] = [];
   const bodyId = item._id;
   if (bodyId !== undefined && queryId !== undefined && bodyId !== queryId) {
     reasons.push(`_id: ${quote(bodyId)} does not match the id query parameter ${quote(queryId)}`);
@@ -149,7 +177,8 @@ export async function handleWrite(
   // With a valid `id` the item is exactly that one; without, the body's own `_id` is the id (and is
   // checked like any member); with neither, the write creates the item and the store assigns its id.
   const creating = queryId === undefined && bodyId === undefined && !reasons.some((r) => r.startsWith('id: '));
-  const input: Json = { ...item, _id: queryId ?? bodyId };
+  const removed = nullMembers(entity, item);
+  const input: Json = withoutMembers({ ...item, _id: queryId ?? bodyId }, removed);
   if (input._id === undefined) delete input._id;
 
   const schema = d.schema;
@@ -165,29 +194,86 @@ export async function handleWrite(
 
   const id = parsed.success && !creating ? parsed.data._id : queryId;
   const ctx = { adapter, signal, allowedOrderStatuses: config.allowedOrderStatuses };
-  const builtIn = await BUILT_IN_CHECKS[entity](input, id, ctx);
+  const builtIn = await BUILT_IN_CHECKS[entity](input, creating ? undefined : id, ctx);
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
   if (id !== undefined && !creating) {
     const unsafe = urlUnsafeCharacters(id);
     if (unsafe) warnings.push(`_id: ${quote(id)} holds ${unsafe}, which deployed peers put into URLs unencoded; prefer ids without # ? / % or spaces`);
   }
-  if (reasons.length > 0 || !parsed.success) return writeFailure(entity, reasons, warnings);
+  if (reasons.length > 0 || !parsed.success) return { response: writeFailure(entity, reasons, warnings) };
 
-  const finalId = creating ? await assignId(adapter, entity, input, signal) : parsed.data._id;
-  const ready = { ...parsed.data, _id: finalId } as ItemOf<typeof entity>;
-  const tooLarge = listableProblem(ready, entity, config.maxPageBytes);
-  if (tooLarge) return writeFailure(entity, [tooLarge], warnings);
+  const body = parsed.data as ItemOf<typeof entity>;
+  let target = creating ? await createTarget(adapter, entity, input, signal) : { id: body._id, matched: false };
+  for (;;) {
+    try {
+      return await upsertItem(adapter, entity, { ...body, _id: target.id }, removed, target.matched, warnings, config, signal);
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      // A concurrent create of the same orderid won: this create is that order (once; then it is an update).
+      const holder = creating && !target.matched && entity === 'orders' ? ((await adapter.orderByOrderId(err.value, { signal }))?._id ?? err.holder) : undefined;
+      if (holder === undefined) return { response: writeFailure(entity, [alreadyUsed(entity, err.value, err.holder)], warnings) };
+      target = { id: holder, matched: true };
+    }
+  }
+}
 
-  // The adapter's own checks see only items that passed everything else (see StoreAdapter.checkOrder).
+/**
+ * Stores `ready` as a partial write (members the body left out are kept, those sent as `null` are
+ * removed) after the checks that need the item as it will be: its size on a list page and the
+ * adapter's own `checkOrder` / `checkProduct`. Answers what was stored and which members were kept.
+ */
+async function upsertItem<E extends Entity>(
+  adapter: GuardedAdapter,
+  entity: E,
+  ready: ItemOf<E>,
+  removed: readonly string[],
+  matched: boolean,
+  findings: readonly string[],
+  config: WriteConfig,
+  signal: AbortSignal,
+): Promise<WriteOutcome> {
+  const d = entityOf(entity);
+  const warnings = [...findings];
   const store = adapter.entity(entity);
-  const own = await store.check(ready, { signal });
-  if (own.length > 0) return writeFailure(entity, own, warnings);
+  const existing = await store.get(ready._id, { signal });
+  const whole = existing ? mergeMembers(existing, ready, removed) : ready;
+  const tooLarge = listableProblem(whole, entity, config.maxPageBytes);
+  if (tooLarge) return { response: writeFailure(entity, [tooLarge], warnings) };
+  // The adapter's own checks see only items that passed everything else (see StoreAdapter.checkOrder).
+  const own = await store.check(whole, { signal });
+  if (own.length > 0) return { response: writeFailure(entity, own, warnings) };
 
   // The binding may already have answered a timed-out request: never write after that.
   signal.throwIfAborted();
-  const { item: stored } = await store.upsert(ready, { lastUpdated: 'touch', now: config.now(), signal });
-  return { status: 200, body: { success: true, code: 200, warnings: capMessages(warnings), [d.noun]: stored } };
+  const result = await store.upsert(ready, { lastUpdated: 'touch', now: config.now(), signal, merge: { remove: removed } });
+  const kept = Object.keys(result.item).filter((m) => !Object.prototype.hasOwnProperty.call(ready, m) && m !== 'last_updated');
+  if (kept.length > 0) warnings.push(`body: members the body leaves out were kept from the stored ${d.noun}: ${kept.join(', ')} (a write replaces only the members it carries; send a member as null to remove it)`);
+  if (matched && result.changed) {
+    warnings.push(`orderid: ${quote((ready as { orderid?: string }).orderid)} already names order ${quote(ready._id)}: this create was written to that order instead of making a second one`);
+  }
+  const body = { success: true, code: 200, warnings: capMessages(warnings), [d.noun]: result.item };
+  return { response: { status: 200, body }, outcome: { entity, id: ready._id, warnings } };
+}
+
+/**
+ * The item a create writes: for an order whose `orderid` an order already has, that order (a
+ * repeat of the create, e.g. a retry after a lost reply); otherwise a new id.
+ */
+async function createTarget(adapter: GuardedAdapter, entity: Entity, item: Json, signal: AbortSignal): Promise<{ id: string; matched: boolean }> {
+  const orderid = entity === 'orders' ? uniqueKeyOf(entity, item) : undefined;
+  const holder = orderid === undefined ? undefined : await adapter.orderByOrderId(orderid, { signal });
+  return holder ? { id: holder._id, matched: true } : { id: await assignId(adapter, entity, item, signal), matched: false };
+}
+
+/** Top-level members the body sends as `null`: a write removes them from the stored item (not `_id` or `last_updated`). */
+function nullMembers(entity: Entity, item: Json): string[] {
+  return Object.keys(ITEM_SCHEMAS[entity].shape).filter((m) => m !== '_id' && m !== 'last_updated' && Object.prototype.hasOwnProperty.call(item, m) && item[m] === null);
+}
+
+function withoutMembers(item: Json, members: readonly string[]): Json {
+  for (const m of members) delete item[m];
+  return item;
 }
 
 /** Why a body cannot be an item at all (not an object, too deep, a forbidden key), or nothing. */
@@ -221,7 +307,7 @@ async function assignId(adapter: GuardedAdapter, entity: Entity, item: Json, sig
 }
 
 /** The item as it will be listed must fit an empty page: `last_updated` (13 digits until 2286) is the store's. */
-function listableProblem(item: ItemOf<Entity>, entity: Entity, maxPageBytes: number | undefined): string | undefined {
+function listableProblem(item: { _id: string }, entity: Entity, maxPageBytes: number | undefined): string | undefined {
   if (maxPageBytes === undefined) return undefined;
   const bytes = Buffer.byteLength(JSON.stringify({ ...item, last_updated: 9_999_999_999_999 }), 'utf8');
   const limit = maxListableItemBytes(entity, maxPageBytes, item._id.length);

@@ -37,7 +37,7 @@ function rawRequest(url: string, method: string, headers: Array<[string, string]
 }
 
 const catalog = demoCatalog(12);
-const order = { ...catalog.orders[0], _id: 'o-auth' };
+const order = { ...catalog.orders[0], _id: 'o-auth', orderid: 'AUTH-1' }; // its own orderid: the demo order's is taken
 const ROUTES: Array<[string, string, string | undefined]> = [
   ['GET', '/products?sortorder=asc&jobid=1', undefined],
   ['GET', `/products/${catalog.products[0]._id}`, undefined],

@@ -23,10 +23,11 @@ function post(url: string, path: string, body: unknown) {
   return fetch(`${url}/sync/${path}`, { method: 'POST', headers: { SvcKey: KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
+/** The demo's first order under a new order number (its own is taken: an orderid names one order). */
 const newOrder = (): Omit<Order, '_id'> => {
   const { _id, last_updated, ...rest } = catalog.orders[0];
   void _id, void last_updated;
-  return rest;
+  return { ...rest, orderid: 'WEB-1' };
 };
 
 describe('writes over HTTP through the store router', () => {
@@ -45,7 +46,7 @@ describe('writes over HTTP through the store router', () => {
       const again = await post(srv.url, 'orders?jobid=7&id=web-1', { ...newOrder(), coupon: 'SAVE10' });
       expect(await again.json()).toEqual(ok);
 
-      const bad = await post(srv.url, 'orders?jobid=8&id=web-2', { ...newOrder(), status: 'lost-in-space', orderItems: [{ id: '', quantity: 0 }] });
+      const bad = await post(srv.url, 'orders?jobid=8&id=web-2', { ...newOrder(), orderid: 'WEB-2', status: 'lost-in-space', orderItems: [{ id: '', quantity: 0 }] });
       expect(bad.status).toBe(400);
       const failure = WriteFailureSchema.parse(await bad.json());
       expect(failure.reasons.map((r) => r.msg)).toEqual([

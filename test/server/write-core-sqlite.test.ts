@@ -50,7 +50,8 @@ describe('handleWrite on SQLite', () => {
   });
 
   it('concurrent writes of different bodies to one order leave exactly one of them', async () => {
-    const bodies = Array.from({ length: 30 }, (_, i) => body(i));
+    // Order numbers of their own: sq-1 holds "#2" (an orderid names one order).
+    const bodies = Array.from({ length: 30 }, (_, i) => ({ ...body(i), orderid: `#sq3-${i}` }));
     const results = await Promise.all(bodies.map((b) => write('sq-3', b)));
     expect(results.map((r) => r.status)).toEqual(bodies.map(() => 200));
     const { last_updated, ...content } = (await adapter.orders.get('sq-3', { signal }))!;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { guardAdapter, type GuardedAdapter } from '../../lib/adapter-guard';
-import type { EntityStore, StoreAdapter } from '../../lib/adapter';
+import { mergeMembers, type EntityStore, type StoreAdapter } from '../../lib/adapter';
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { AdapterContractError, AdapterError } from '../../lib/errors';
@@ -40,6 +40,9 @@ class SpyAdapter implements StoreAdapter {
   }
   productBySku(sku: string) {
     return this.memory.productBySku(sku);
+  }
+  orderByOrderId(orderid: string) {
+    return this.memory.orderByOrderId(orderid);
   }
   productReasons: string[] = [];
   async checkProduct(): Promise<string[]> {
@@ -209,7 +212,7 @@ describe('handleWrite: query parameters', () => {
   it('accepts a 256-character id and negative or zero jobids', async () => {
     const s = setup();
     expect((await write(s, 'orders', order(), { id: 'x'.repeat(256), jobid: '0' })).status).toBe(200);
-    expect((await write(s, 'orders', order(), { jobid: '-3' })).status).toBe(200);
+    expect((await write(s, 'orders', { ...order(), orderid: '#2' }, { jobid: '-3' })).status).toBe(200);
   });
 
   it('query and body problems are reported together', async () => {
@@ -292,11 +295,46 @@ describe('handleWrite: creates (no id, no body _id: the store assigns the id)', 
     expect(s.spy.upserts).toBe(0);
   });
 
-  it('two creates of the same body are two items (a create has no id to repeat by)', async () => {
+  it('an order create repeated (same orderid, a retry after a lost reply) answers the first order and stores nothing new (issue 19)', async () => {
     const s = setup();
     const a = await create(s, 'orders', order());
+    const upserts = s.spy.upserts;
     const b = await create(s, 'orders', order());
-    expect((a.body as { order: Order }).order._id).not.toBe((b.body as { order: Order }).order._id);
+    expect(b).toEqual(a);
+    expect(s.spy.upserts - upserts).toBe(1); // resolved by the adapter as unchanged: nothing written
+    const all = await s.adapter.orders.list({ sortorder: 'asc', limit: 1000, signal });
+    expect(all.filter((x) => x.doc.orderid === '#1').map((x) => x._id)).toEqual([(a.body as { order: Order }).order._id]);
+  });
+
+  it('a create with a known orderid but another body updates that order, says so, and keeps what it leaves out', async () => {
+    const s = setup();
+    const a = (await create(s, 'orders', order())).body as { order: Order };
+    const { total: _total, ...lessTotal } = order();
+    const b = await create(s, 'orders', { ...lessTotal, status: 'shipped' });
+    expect(b.status).toBe(200);
+    const stored = (b.body as { order: Order }).order;
+    expect(stored).toMatchObject({ _id: a.order._id, status: 'shipped', total: a.order.total });
+    expect(warningsOf(b)).toEqual([
+      'body: members the body leaves out were kept from the stored order: total (a write replaces only the members it carries; send a member as null to remove it)',
+      `orderid: "#1" already names order "${a.order._id}": this create was written to that order instead of making a second one`,
+    ]);
+  });
+
+  it('creates without an orderid, and product creates without a SKU, are each a new item (nothing to repeat them by)', async () => {
+    const s = setup();
+    const { orderid: _o, ...noOrderId } = order();
+    const ids = [await create(s, 'orders', noOrderId), await create(s, 'orders', { ...noOrderId, orderid: '  ' }), await create(s, 'orders', noOrderId)].map((r) => (r.body as { order: Order }).order._id);
+    expect(new Set(ids).size).toBe(3);
+    const { sku: _s, ...noSku } = product();
+    const p = [await create(s, 'products', noSku), await create(s, 'products', noSku)].map((r) => (r.body as { product: Product }).product._id);
+    expect(p[0]).not.toBe(p[1]);
+  });
+
+  it('an update may not take the orderid of another order (400, like a SKU), and an order keeps its own', async () => {
+    const s = setup();
+    const other = catalog.orders[1];
+    expect(reasonsOf(await write(s, 'orders', { ...order(), orderid: other.orderid }))).toEqual([`orderid: "${other.orderid}" is already used by order "${other._id}"`]);
+    expect((await write(s, 'orders', { ...order(), orderid: other.orderid }, { id: other._id })).status).toBe(200);
   });
 });
 
@@ -387,7 +425,7 @@ describe('handleWrite: the body', () => {
       total: { amount: '25', currency: 'USD' },
       orderItems: [{ id: p0.sku, quantity: 1.5 }, 'x', { id: p0.sku, quantity: '2' }],
       buyer: { billingaddress: { city: 5 }, email: true },
-      messages: null,
+      messages: 'none',
     };
     await expectRefused(s, 'orders', body, [
       'total.amount: must be a number, got a string ("25")',
@@ -397,7 +435,7 @@ describe('handleWrite: the body', () => {
       'buyer.email: must be a string, got a boolean (true)',
       'buyer.billingaddress.city: must be a string, got an integer (5)',
       'rating: must be at most 5, got 7',
-      'messages: must be an array, got null',
+      'messages: must be an array, got a string ("none")',
     ]);
   });
 
@@ -817,6 +855,8 @@ describe('handleWrite: property', () => {
       orderItems: fc.array(itemArb, { maxLength: 4 }),
       total: fc.record({ amount: fc.double({ min: 0, max: 500, noNaN: true }), currency: fc.constantFrom('USD', 'EUR') }),
       rating: fc.double({ min: -1, max: 6, noNaN: true }),
+      // null removes the member from the stored order; '' stores an empty one.
+      feedback: fc.constantFrom(null, '', 'fine'),
       extra: fc.string(),
     },
     { requiredKeys: [] },
@@ -832,7 +872,7 @@ describe('handleWrite: property', () => {
     );
   }
 
-  it('random order bodies: success equals what get returns, failure leaves the store unchanged', async () => {
+  it('random order bodies: success stores the body over what was stored (members left out kept, null ones removed) and answers what get returns; failure leaves the store unchanged', async () => {
     const s = setup();
     let tick = 0;
     await fc.assert(
@@ -847,7 +887,12 @@ describe('handleWrite: property', () => {
           expect((res.body as { order: Order }).order).toEqual(after);
           const { extra, ...content } = body as Record<string, unknown>;
           void extra;
-          expect({ ...after, last_updated: undefined }).toEqual({ ...content, _id: ORDER_ID, last_updated: undefined });
+          const removed = Object.keys(content).filter((k) => content[k] === null);
+          const sent = { ...Object.fromEntries(Object.entries(content).filter(([, v]) => v !== null)), _id: ORDER_ID } as Order;
+          expect({ ...after, last_updated: undefined }).toEqual({ ...(before ? mergeMembers(before, sent, removed) : sent), last_updated: undefined });
+          const kept = Object.keys(before ?? {}).filter((k) => !(k in sent) && !removed.includes(k) && k !== 'last_updated');
+          const keptWarning = warningsOf(res).find((w) => w.startsWith('body: members the body leaves out were kept'));
+          expect(keptWarning).toEqual(kept.length > 0 ? expect.stringContaining(`stored order: ${kept.join(', ')} (`) : undefined);
         } else {
           expect(res.status).toBe(400);
           expect(reasonsOf(res).length).toBeGreaterThan(0);
