@@ -4,13 +4,13 @@
  * `SortedArrayAdapter` keeps each entity in an array sorted by the sort key `(last_updated, _id)`
  * and stores each item's JSON text once, so pages are served as `rawJson` items. It extends
  * `BaseEntityStore` (which gives `upsert` with the `resolveWrite` rule under a per-`_id` lock) and
- * `BaseStoreAdapter` (defaults for `checkOrder`, `checkProduct`, `close`), and overrides
- * `productBySku` with an index.
+ * `BaseStoreAdapter` (defaults for `checkOrder`, `checkProduct`, `close`), keeps `sku` / `orderid`
+ * unique (`uniqueKeyOf`) and overrides `productBySku` / `orderByOrderId` with that index.
  *
  * Run the conformance suite on it with node:test, from the repository root:
  *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node --test /tmp/sb-examples/examples/custom-adapter.js
- * (25 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
+ * (30 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
  * In a project of your own, import from 'storebridge' and 'storebridge/conformance' instead of
  * the relative paths below, and put the `runAdapterConformance` call in a test file (jest/vitest:
  * pass their `test` and `describe`).
@@ -25,13 +25,17 @@ import {
   compareKeys,
   keyOf,
   rawJson,
+  uniqueKeyOf,
+  UNIQUE_MEMBERS,
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
   type SortKey,
+  type WriteOptions,
 } from '../lib/adapter';
 import type { AdapterRegistration } from '../lib/adapter-registry';
-import type { Order, Product } from '../lib/contract/webhook';
+import type { Entity, Order, Product } from '../lib/contract/webhook';
+import { DuplicateKeyError } from '../lib/errors';
 import { runAdapterConformance } from '../lib/conformance';
 
 interface Row<T> {
@@ -40,10 +44,15 @@ interface Row<T> {
   readonly json: string;
 }
 
-/** One entity: rows sorted ascending by `(last_updated, _id)`, plus an `_id` index. */
+/** One entity: rows sorted ascending by `(last_updated, _id)`, an `_id` index, and its `sku` / `orderid` index. */
 export class SortedArrayStore<T extends { _id: string; last_updated?: number }> extends BaseEntityStore<T> {
   private readonly rows: Row<T>[] = [];
   private readonly byId = new Map<string, Row<T>>();
+  private readonly byKey = new Map<string, T>();
+
+  constructor(private readonly entity: Entity) {
+    super();
+  }
 
   /** First index whose key is greater than `key` (`orEqual`: not less than `key`). */
   private bound(key: SortKey, orEqual: boolean): number {
@@ -81,19 +90,33 @@ export class SortedArrayStore<T extends { _id: string; last_updated?: number }> 
     return this.byId.get(id)?.doc;
   }
 
-  /** Called by `BaseEntityStore.upsert` with the final item when it changed. */
-  protected async put(item: T, { signal }: SignalOptions): Promise<void> {
+  /** The item its `sku` (products) or `orderid` (orders) names. */
+  byUniqueKey(key: string): T | undefined {
+    return this.byKey.get(key);
+  }
+
+  /**
+   * Called by `BaseEntityStore.upsert` with the final item when it changed. Synchronous from the
+   * key check to the last index update, so two concurrent writes of one key cannot both pass.
+   */
+  protected async put(item: T, { signal, lastUpdated }: WriteOptions): Promise<void> {
     signal.throwIfAborted();
+    const key = uniqueKeyOf(this.entity, item);
+    const holder = key === undefined ? undefined : this.byKey.get(key);
+    const taken = holder !== undefined && holder._id !== item._id;
+    if (taken && lastUpdated === 'touch') throw new DuplicateKeyError(this.entity, UNIQUE_MEMBERS[this.entity], key!, holder._id);
     const old = this.byId.get(item._id);
-    if (old) this.rows.splice(this.bound(old.key, true), 1);
+    if (old) {
+      this.rows.splice(this.bound(old.key, true), 1);
+      const oldKey = uniqueKeyOf(this.entity, old.doc);
+      if (oldKey !== undefined && this.byKey.get(oldKey)?._id === item._id) this.byKey.delete(oldKey);
+    }
     const row: Row<T> = { key: keyOf(item), doc: item, json: JSON.stringify(item) };
     this.rows.splice(this.bound(row.key, false), 0, row);
     this.byId.set(item._id, row);
-    this.onPut?.(item, old?.doc);
+    // A replicated (`keep`) item repeating another's key is stored; the key keeps its holder.
+    if (key !== undefined && !taken) this.byKey.set(key, item);
   }
-
-  /** Hook for secondary indexes (the adapter's SKU index). */
-  onPut?: (item: T, previous: T | undefined) => void;
 
   private toRaw(row: Row<T>): RawJsonItem {
     return rawJson(row.key._id, row.key.last_updated, row.json);
@@ -101,22 +124,18 @@ export class SortedArrayStore<T extends { _id: string; last_updated?: number }> 
 }
 
 export class SortedArrayAdapter extends BaseStoreAdapter {
-  readonly products = new SortedArrayStore<Product>();
-  readonly orders = new SortedArrayStore<Order>();
-  private readonly bySku = new Map<string, Product>();
+  readonly products = new SortedArrayStore<Product>('products');
+  readonly orders = new SortedArrayStore<Order>('orders');
 
-  constructor() {
-    super();
-    this.products.onPut = (item, previous) => {
-      if (previous?.sku !== undefined && this.bySku.get(previous.sku)?._id === item._id) this.bySku.delete(previous.sku);
-      if (item.sku !== undefined) this.bySku.set(item.sku, item);
-    };
-  }
-
-  /** An indexed lookup instead of `BaseStoreAdapter`'s page-by-page scan. */
+  /** Indexed lookups instead of `BaseStoreAdapter`'s page-by-page scans. */
   override async productBySku(sku: string, { signal }: SignalOptions): Promise<Product | undefined> {
     signal.throwIfAborted();
-    return this.bySku.get(sku);
+    return this.products.byUniqueKey(sku);
+  }
+
+  override async orderByOrderId(orderid: string, { signal }: SignalOptions): Promise<Order | undefined> {
+    signal.throwIfAborted();
+    return this.orders.byUniqueKey(orderid);
   }
 }
 

@@ -339,8 +339,12 @@ export abstract class BaseEntityStore<T extends { _id: string; last_updated?: nu
   abstract list(options: ListOptions): Promise<ReadonlyArray<T | RawJsonItem>>;
   abstract count(options: SignalOptions): Promise<number>;
   abstract get(id: string, options: SignalOptions): Promise<T | undefined>;
-  /** Stores the final item (insert or replace). */
-  protected abstract put(item: T, options: SignalOptions): Promise<void>;
+  /**
+   * Stores the final item (insert or replace). `options.lastUpdated` tells a store-side write
+   * (`touch`: a `sku` / `orderid` another item holds is a `DuplicateKeyError`) from replication
+   * (`keep`: stored, the key keeps its holder); see `uniqueKeyOf`.
+   */
+  protected abstract put(item: T, options: WriteOptions): Promise<void>;
 
   upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
     return this.writeLock.run(item._id, async () => {

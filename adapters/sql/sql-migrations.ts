@@ -1,9 +1,7 @@
 /**
  * The SQL adapter's schema, as Kysely migrations (run by Kysely's `Migrator`, which records what
  * ran in `<prefix>migrations` and holds a lock while it runs, so a re-run is a no-op and two
- * processes starting at once do not both migrate). They run one at a time, each in its own
- * transaction where the database has transactional DDL, so a refused one leaves the ones before it
- * done.
+ * processes starting at once do not both migrate). A refused one leaves the ones before it done.
  *
  * Tables (`<prefix>` is the `tablePrefix` option, default `storebridge_`):
  * - `<prefix>products (_id PK, last_updated, sku, doc)`, index `(last_updated, _id)`, unique `(sku)`
@@ -194,8 +192,9 @@ function keepNewestStatement(kind: SqlKind, table: string, column: string): stri
 }
 
 /**
- * Brings the schema up to date (idempotent), one migration at a time. Throws the first migration
- * error (`SqlDuplicateKeysError` when existing data breaks a unique index); the ones before it stay done.
+ * Brings the schema up to date (idempotent). Throws the first migration error
+ * (`SqlDuplicateKeysError` when existing data breaks a unique index); the migrations before the
+ * refused one stay done, so the fix its message gives can run.
  */
 export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: SqlTableNames): Promise<MigrationResultSet> {
   const { sql } = loadKysely();
@@ -207,35 +206,41 @@ export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: Sq
     migrationLockTableName: names.migrationLock,
     ...(names.schema ? { migrationTableSchema: names.schema } : {}),
   };
-  const results: NonNullable<MigrationResultSet['results']> = [];
+  const done = await migrationRun(db, kind, props, 'latest');
+  if (!done.error) return done;
+  // Where one transaction held every pending migration, the refusal rolled them all back: run them
+  // one at a time up to the refused one, which then fails alone.
+  if (!(done.error instanceof SqlDuplicateKeysError) || kind === 'mysql') throw done.error;
   for (;;) {
-    const step = await migrationStep(db, kind, props);
-    results.push(...(step.results ?? []));
+    const step = await migrationRun(db, kind, props, 'up');
     if (step.error) throw step.error;
-    if (!step.results?.length) return { results };
+    if (!step.results?.length) return step;
   }
 }
 
 /**
- * Runs the next migration. Kysely runs SQLite migrations outside a transaction and its lock there
- * is per connection, so processes opening one new file at once would interleave them; here each
- * step holds the database write lock (`BEGIN IMMEDIATE`) for its whole run: the others wait
- * (busy_timeout), then find it done, and a failed step leaves nothing behind.
+ * Runs the pending migrations (`latest`) or the next one (`up`). PostgreSQL runs them in one
+ * transaction. Kysely runs SQLite migrations outside a transaction and its lock there is per
+ * connection, so processes opening one new file at once would interleave them; here the run holds
+ * the database write lock (`BEGIN IMMEDIATE`) throughout: the others wait (busy_timeout), then find
+ * it done, and a failed run leaves nothing behind. MySQL has no transactional DDL: each migration
+ * is recorded when it ends.
  */
-async function migrationStep(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>): Promise<MigrationResultSet> {
+async function migrationRun(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>, how: 'latest' | 'up'): Promise<MigrationResultSet> {
   const { Migrator, sql } = loadKysely();
-  if (kind !== 'sqlite') return new Migrator({ ...props, db }).migrateUp();
+  const run = (on: Kysely<any>) => (how === 'latest' ? new Migrator({ ...props, db: on }).migrateToLatest() : new Migrator({ ...props, db: on }).migrateUp());
+  if (kind !== 'sqlite') return run(db);
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
-    let step: MigrationResultSet;
+    let result: MigrationResultSet;
     try {
-      step = await new Migrator({ ...props, db: conn }).migrateUp();
+      result = await run(conn);
     } catch (err) {
       await sql`rollback`.execute(conn);
       throw err;
     }
-    await sql.raw(step.error ? 'rollback' : 'commit').execute(conn);
-    return step;
+    await sql.raw(result.error ? 'rollback' : 'commit').execute(conn);
+    return result;
   });
 }
 

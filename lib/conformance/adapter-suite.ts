@@ -7,8 +7,10 @@
  * over random catalogs with many `last_updated` ties (a fast-check property), tie-breaking by `_id`,
  * `after` as strictly after, exact counts, get/upsert, the `resolveWrite` rules (`touch`, `keep`),
  * concurrent upserts of one `_id`, `upsertMany` (when the adapter has one: the same results as
- * upserts one by one, input order, repeated `_id`s, atomic per item), aborted signals, returned shapes (raw and through
- * `guardAdapter`), large documents, unicode ids and `productBySku`.
+ * upserts one by one, input order, repeated `_id`s, atomic per item), one item per `sku` / `orderid`
+ * under concurrent creates (`DuplicateKeyError` for the others), partial (`merge`) writes, the
+ * Idempotency-Key records, aborted signals, returned shapes (raw and through `guardAdapter`),
+ * large documents, unicode ids and `productBySku`.
  *
  * @example jest (node:test and vitest: pass their `test` and `describe` the same way)
  * ```ts
@@ -28,6 +30,7 @@ import { InvalidOptionError } from '../errors';
 import { contentCases } from './content-cases';
 import { idCases } from './id-cases';
 import { itemCases } from './item-cases';
+import { keyCases } from './key-cases';
 import { pagingCases } from './paging-cases';
 import { writeCases } from './write-cases';
 import type { Case, Config } from './suite-helpers';
@@ -77,7 +80,7 @@ function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions
 }
 
 function cases<A extends StoreAdapter>(): Case<A>[] {
-  return [...itemCases<A>(), ...pagingCases<A>(), ...writeCases<A>(), ...contentCases<A>(), ...idCases<A>()];
+  return [...itemCases<A>(), ...pagingCases<A>(), ...writeCases<A>(), ...keyCases<A>(), ...contentCases<A>(), ...idCases<A>()];
 }
 
 /** Names of the tests `runAdapterConformance` registers (for `skip`). */

@@ -6,6 +6,7 @@ import { compareKeys, keyOf, rawJson, resolveWrite, type ListOptions, type Store
 import { createMemoryAdapter } from '../../adapters/memory';
 import { ADAPTER_CONFORMANCE_TESTS, runAdapterConformance } from '../../lib/conformance';
 import type { Order, Product } from '../../lib/contract/webhook';
+import { DuplicateKeyError } from '../../lib/errors';
 
 function collect(factory: () => StoreAdapter): Map<string, () => Promise<void>> {
   const tests = new Map<string, () => Promise<void>>();
@@ -14,7 +15,7 @@ function collect(factory: () => StoreAdapter): Map<string, () => Promise<void>> 
 }
 
 /** A Map-backed adapter whose behaviour a mutation flag bends. */
-type Bug = 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'count-off' | 'no-tiebreak' | 'utf16-order' | 'nul-driver-error';
+type Bug = 'inclusive-after' | 'lost-update' | 'ignores-abort' | 'count-off' | 'no-tiebreak' | 'utf16-order' | 'nul-driver-error' | 'check-then-insert' | 'replace-not-merge';
 
 /** What PostgreSQL's driver did with a NUL before the SQL adapter kept them away from it. */
 function pgNul(value: string | undefined): void {
@@ -53,9 +54,15 @@ function mutant(bug: Bug): StoreAdapter {
       async upsert(item: T, options: WriteOptions) {
         if (bug !== 'ignores-abort') options.signal.throwIfAborted();
         if (bug === 'nul-driver-error') pgNul(item._id);
+        if (bug === 'check-then-insert') {
+          // The SQL adapter's old SKU rule: a read before the write, which concurrent creates all pass.
+          const holder = [...rows.values()].find((x) => x._id !== item._id && (x as { sku?: string }).sku === (item as { sku?: string }).sku);
+          if (holder && options.lastUpdated === 'touch') throw new DuplicateKeyError('products', 'sku', String((item as { sku?: string }).sku), holder._id);
+          await new Promise((r) => setImmediate(r));
+        }
         const existing = rows.get(item._id);
         if (bug === 'lost-update') await new Promise((r) => setImmediate(r));
-        const result = resolveWrite(existing, item, options);
+        const result = resolveWrite(existing, item, bug === 'replace-not-merge' ? { ...options, merge: undefined } : options);
         if (result.changed) rows.set(item._id, result.item);
         return result;
       },
@@ -84,6 +91,8 @@ const CASES: Array<[Bug, string]> = [
   ['utf16-order', 'astral ids and ids in U+E000–U+FFFF with one last_updated list in code-point order (not UTF-16 order)'],
   ['nul-driver-error', 'a NUL in a looked-up id, SKU or keyset position finds nothing and fails no call'],
   ['nul-driver-error', 'a NUL in a written _id or sku is refused with UnstorableValueError or stored exactly; in other fields it is stored exactly'],
+  ['check-then-insert', 'concurrent creates of distinct products with one SKU store exactly one; the others are refused with DuplicateKeyError'],
+  ['replace-not-merge', 'merge writes keep the members the item lacks and drop the ones named; concurrent merges of different members lose none'],
 ];
 
 describe('the adapter conformance suite catches broken adapters', () => {
