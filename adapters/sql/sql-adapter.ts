@@ -526,8 +526,10 @@ export class SqlAdapter implements StoreAdapter {
         return;
       } catch (err) {
         // On SQLite each migration holds the database write lock (BEGIN IMMEDIATE): a process that
-        // waited longer than busy_timeout for another one's gets SQLITE_BUSY, and tries again.
-        if (this.config.kind !== 'sqlite' || !isTransientConflict('sqlite', err) || attempt >= 5) throw err;
+        // waited longer than busy_timeout for another one's gets SQLITE_BUSY, and tries again. On
+        // PostgreSQL the migrator's catalog read fails when another program drops a table meanwhile.
+        const again = this.config.kind === 'sqlite' ? isTransientConflict('sqlite', err) : this.config.kind === 'postgres' && droppedMeanwhile(err, this.config.names);
+        if (!again || attempt >= 5) throw err;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
@@ -597,6 +599,13 @@ export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlA
     }
   }
   return adapter;
+}
+
+/** PostgreSQL's "relation … does not exist" about a table that is not this adapter's: someone else dropped it. */
+function droppedMeanwhile(err: unknown, names: SqlTableNames): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code !== '42P01' || typeof message !== 'string') return false;
+  return !Object.values(names).some((name) => typeof name === 'string' && message.includes(`${name}"`));
 }
 
 /** The error `openSqlAdapter` throws when the database cannot be opened. Its message never holds a password. */

@@ -81,7 +81,8 @@ const DIGEST_COLUMN: Record<SqlKind, string> = { sqlite: 'text', postgres: 'text
 /** Text of a key column value (mysql2 returns VARBINARY as a Buffer). */
 const textOf = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
 
-function migrations(kind: SqlKind, names: SqlTableNames): Record<string, Migration> {
+/** Every migration, by name (exported for tests that build an older schema). */
+export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<string, Migration> {
   const { sql } = loadKysely();
   const t = COLUMN_TYPES[kind];
   const table = (name: string) => (names.schema ? sql.id(names.schema, name) : sql.id(name));
@@ -199,13 +200,14 @@ function keepNewestStatement(kind: SqlKind, table: string, column: string): stri
 export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: SqlTableNames): Promise<MigrationResultSet> {
   const { sql } = loadKysely();
   if (names.schema && kind === 'postgres') await sql`create schema if not exists ${sql.id(names.schema)}`.execute(db);
-  const all = migrations(kind, names);
+  const all = sqlMigrations(kind, names);
   const props = {
     provider: { getMigrations: async () => all },
     migrationTableName: names.migrations,
     migrationLockTableName: names.migrationLock,
     ...(names.schema ? { migrationTableSchema: names.schema } : {}),
   };
+  if (await upToDate(db, names, Object.keys(all))) return { results: [] };
   const done = await migrationRun(db, kind, props, 'latest');
   if (!done.error) return done;
   // Where one transaction held every pending migration, the refusal rolled them all back: run them
@@ -215,6 +217,24 @@ export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: Sq
     const step = await migrationRun(db, kind, props, 'up');
     if (step.error) throw step.error;
     if (!step.results?.length) return step;
+  }
+}
+
+/**
+ * Whether every migration is recorded already: one primary-key scan of the migrations table, so a
+ * store that opens an up-to-date database never runs Kysely's migrator, whose introspection reads
+ * the catalog of every table in the database (and on PostgreSQL fails when another program drops
+ * a table at that moment).
+ */
+async function upToDate(db: Kysely<any>, names: SqlTableNames, expected: readonly string[]): Promise<boolean> {
+  const { sql } = loadKysely();
+  const table = names.schema ? sql.id(names.schema, names.migrations) : sql.id(names.migrations);
+  try {
+    const { rows } = await sql<{ name: string }>`select ${sql.id('name')} from ${table}`.execute(db);
+    const done = new Set(rows.map((r) => r.name));
+    return expected.every((name) => done.has(name));
+  } catch {
+    return false; // no migrations table yet
   }
 }
 
