@@ -16,6 +16,8 @@ import {
   entityStore,
   keyOf,
   type EntityStore,
+  type IdempotencyRecord,
+  type IdempotencyStore,
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
@@ -24,7 +26,6 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from './adapter';
-import type { IdempotencyRecord, IdempotencyStore } from './adapter-idempotency';
 import { AdapterContractError, AdapterError, DuplicateKeyError, UnstorableValueError } from './errors';
 
 /** One listed item, serialized at most once and parsed at most once. */

@@ -33,8 +33,10 @@ export {
   type RawJsonItem,
   type EntityStore,
   type StoreAdapter,
+  type IdempotencyStore,
+  type IdempotencyRecord,
+  type IdempotencyOutcome,
 } from './adapter';
-export type { IdempotencyStore, IdempotencyRecord, IdempotencyOutcome } from './adapter-idempotency';
 export { guardAdapter, type GuardOptions, type GuardedAdapter, type GuardedEntityStore } from './adapter-guard';
 export { registerAdapterSpec, type AdapterRegistration } from './adapter-registry';
 

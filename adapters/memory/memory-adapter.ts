@@ -8,6 +8,7 @@ import {
   compareKeys,
   keyOf,
   rawJson,
+  MemoryIdempotencyStore,
   resolveWrite,
   uniqueKeyOf,
   UNIQUE_MEMBERS,
@@ -20,7 +21,6 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
-import { MemoryIdempotencyStore } from '../../lib/adapter-idempotency';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { DuplicateKeyError } from '../../lib/errors';
 

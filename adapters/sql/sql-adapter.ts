@@ -9,6 +9,8 @@ import {
   uniqueKeyOf,
   UNIQUE_MEMBERS,
   type EntityStore,
+  type IdempotencyRecord,
+  type IdempotencyStore,
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
@@ -16,7 +18,6 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
-import type { IdempotencyRecord, IdempotencyStore } from '../../lib/adapter-idempotency';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { DuplicateKeyError, InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
 import {

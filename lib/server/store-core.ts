@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { MemoryIdempotencyStore } from '../adapter-idempotency';
+import { MemoryIdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';

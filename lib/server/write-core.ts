@@ -27,9 +27,8 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import { mergeMembers, uniqueKeyOf } from '../adapter';
+import { mergeMembers, uniqueKeyOf, type IdempotencyStore } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
-import type { IdempotencyStore } from '../adapter-idempotency';
 import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
@@ -166,22 +165,57 @@ export async function handleWrite(
   return idempotentWrite(ctx, (status, reason, headers) => writeFailure(entity, [reason], [], status, headers), write);
 }
 
+/** A write that passed every check: the item as parsed, what it removes, whether it creates. */
+interface CheckedWrite<E extends Entity> {
+  readonly item: ItemOf<E>;
+  readonly input: Json;
+  readonly removed: readonly string[];
+  readonly creating: boolean;
+  readonly warnings: string[];
+}
+
 /** One write after the query and the body's shape passed: checks, the item it is, the upsert. */
-async function writeItem(adapter: GuardedAdapter, entity: Entity, queryId: string | undefined, item: Json, reasons: string[], config: WriteConfig, signal: AbortSignal): Promise<WriteOutcome> {
-  const d = entityOf(entity);
+async function writeItem(adapter: GuardedAdapter, entity: Entity, queryId: string | undefined, body: Json, reasons: string[], config: WriteConfig, signal: AbortSignal): Promise<WriteOutcome> {
+  const checked = await checkWrite(adapter, entity, queryId, body, reasons, config, signal);
+  if ('response' in checked) return checked;
+  const { item, input, removed, creating, warnings } = checked;
+  let target = creating ? await createTarget(adapter, entity, input, signal) : { id: item._id, matched: false };
+  for (;;) {
+    try {
+      return await upsertItem(adapter, entity, { ...item, _id: target.id }, removed, target.matched, warnings, config, signal);
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      // A concurrent create of the same orderid won: this create is that order (once; then it is an update).
+      const holder = creating && !target.matched && entity === 'orders' ? ((await adapter.orderByOrderId(err.value, { signal }))?._id ?? err.holder) : undefined;
+      if (holder === undefined) return { response: writeFailure(entity, [alreadyUsed(entity, err.value, err.holder)], warnings) };
+      target = { id: holder, matched: true };
+    }
+  }
+}
+
+/** Steps 3–5 of docs/writes.md "Order of checks": the id, the schema, the built-in checks. */
+async function checkWrite(
+  adapter: GuardedAdapter,
+  entity: Entity,
+  queryId: string | undefined,
+  body: Json,
+  reasons: string[],
+  config: WriteConfig,
+  signal: AbortSignal,
+): Promise<CheckedWrite<Entity> | WriteOutcome> {
   const warnings: string[] = [];
-  const bodyId = item._id;
+  const bodyId = body._id;
   if (bodyId !== undefined && queryId !== undefined && bodyId !== queryId) {
     reasons.push(`_id: ${quote(bodyId)} does not match the id query parameter ${quote(queryId)}`);
   }
   // With a valid `id` the item is exactly that one; without, the body's own `_id` is the id (and is
   // checked like any member); with neither, the write creates the item and the store assigns its id.
   const creating = queryId === undefined && bodyId === undefined && !reasons.some((r) => r.startsWith('id: '));
-  const removed = nullMembers(entity, item);
-  const input: Json = withoutMembers({ ...item, _id: queryId ?? bodyId }, removed);
+  const removed = nullMembers(entity, body);
+  const input: Json = withoutMembers({ ...body, _id: queryId ?? bodyId }, removed);
   if (input._id === undefined) delete input._id;
 
-  const schema = d.schema;
+  const schema = entityOf(entity).schema;
   const parsed = schema.safeParse(creating ? { ...input, _id: 'x' } : input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -202,20 +236,7 @@ async function writeItem(adapter: GuardedAdapter, entity: Entity, queryId: strin
     if (unsafe) warnings.push(`_id: ${quote(id)} holds ${unsafe}, which deployed peers put into URLs unencoded; prefer ids without # ? / % or spaces`);
   }
   if (reasons.length > 0 || !parsed.success) return { response: writeFailure(entity, reasons, warnings) };
-
-  const body = parsed.data as ItemOf<typeof entity>;
-  let target = creating ? await createTarget(adapter, entity, input, signal) : { id: body._id, matched: false };
-  for (;;) {
-    try {
-      return await upsertItem(adapter, entity, { ...body, _id: target.id }, removed, target.matched, warnings, config, signal);
-    } catch (err) {
-      if (!(err instanceof DuplicateKeyError)) throw err;
-      // A concurrent create of the same orderid won: this create is that order (once; then it is an update).
-      const holder = creating && !target.matched && entity === 'orders' ? ((await adapter.orderByOrderId(err.value, { signal }))?._id ?? err.holder) : undefined;
-      if (holder === undefined) return { response: writeFailure(entity, [alreadyUsed(entity, err.value, err.holder)], warnings) };
-      target = { id: holder, matched: true };
-    }
-  }
+  return { item: parsed.data as ItemOf<Entity>, input, removed, creating, warnings };
 }
 
 /**

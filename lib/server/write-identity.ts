@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { GuardedAdapter } from '../adapter-guard';
-import type { IdempotencyOutcome, IdempotencyRecord, IdempotencyStore } from '../adapter-idempotency';
+import type { IdempotencyOutcome, IdempotencyRecord, IdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
 import { AdapterContractError } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeySchema, type Entity } from '../contract/webhook';
