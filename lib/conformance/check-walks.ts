@@ -102,7 +102,7 @@ export function checkItems(ctx: CheckContext, entity: Entity, walks: Walks): voi
   const noId = invalid.filter((x) => /^_id\b/.test(x.error));
   const typeErrors = invalid.filter((x) => !/^_id\b/.test(x.error));
   const n = asc.summary.normalisations;
-  const converted = Object.entries(n).filter(([k]) => ['number-from-string', 'string-from-number', 'date-from-epoch-ms', 'timestamp-from-composite', 'null-dropped'].includes(k));
+  const converted = Object.entries(n).filter(([k]) => ['number-from-string', 'string-from-number', 'date-from-epoch-ms', 'timestamp-from-composite', 'null-dropped', 'empty-dropped', 'incomplete-member-dropped'].includes(k));
   const stubs = asc.summary.stubs;
   // An ids-only list is the deployed "list by id" mode: callers read each item by ?id= (checked by
   // the by-id group), so it is a `should` against the interface's text, not a broken list.

@@ -15,6 +15,7 @@ import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/check
 import { JsonFileSyncHealth, runsFileBeside } from '../../sync/file-sync-health';
 import { runObservation } from '../../sync/sync-observer';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
+import { MAX_LISTED } from '../../sync/sync-run-context';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { StoreClientOptions } from '../../client/client-options';
 import { STORE_FLAGS, storeTarget } from './store-flags';
@@ -198,9 +199,21 @@ async function recordRun(file: string, report: SyncReport, startedAt: number, io
   }
 }
 
+/** Quarantined items and anomalies printed on stderr; the count of the rest follows. */
+const PRINTED = 10;
+
+/** `… and 162 more invalid items (the report lists the first 100)`, when there are more than were printed. */
+function andMore(total: number, what: string): string | undefined {
+  return total > PRINTED ? `… and ${total - PRINTED} more ${what}${total > MAX_LISTED ? ` (the report lists the first ${MAX_LISTED})` : ''}` : undefined;
+}
+
 function printReport(report: SyncReport, json: boolean, io: CliIO): void {
-  for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
-  for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  for (const x of report.invalidItems.slice(0, PRINTED)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
+  const moreInvalid = andMore(report.products.invalid + report.orders.invalid, 'invalid items');
+  if (moreInvalid) io.err(moreInvalid);
+  for (const a of report.anomalies.slice(0, PRINTED)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  const moreAnomalies = andMore(report.products.duplicates + report.products.anomalies + report.orders.duplicates + report.orders.anomalies, 'anomalies');
+  if (moreAnomalies) io.err(moreAnomalies);
   for (const w of normalisationWarnings(report)) io.err(w);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
   if (json) io.out(jsonLine(report));
