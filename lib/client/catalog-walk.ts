@@ -215,8 +215,10 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     const offset = start && 'offset' in start ? start.offset : 0;
     this.baseOffset = offset;
     if (strategy === 'offset' || offset > 0) return yield* this.offsetWalk(offset, signal);
-    // First page without paging parameters: the store's answer tells which strategy it speaks.
-    const first = await this.fetchPage({}, signal);
+    // First page at offset 0 (a cursor walk: no paging parameter): the store's answer tells which
+    // strategy it speaks. `offset=0` rather than nothing: a PHP store reading `$_GET['offset']`
+    // prints a warning before its JSON when the parameter is absent (php-mysql, PHP 8).
+    const first = await this.fetchPage(strategy === 'cursor' ? {} : { offset: 0 }, signal);
     const next = strategy === 'cursor' || first.paging.next !== undefined ? first.paging.next : undefined;
     if (strategy === 'cursor' || next !== undefined) {
       yield this.accept(first, next === undefined ? undefined : { next });

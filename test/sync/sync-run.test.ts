@@ -125,7 +125,7 @@ describe('crash and resume', () => {
       const rest = [...offsets];
       const early = rest.indexOf('75');
       if (early >= 0 && early < rest.indexOf('50', 3)) rest.splice(early, 1);
-      expect(rest).toEqual([null, '25', '50', '50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))]);
+      expect(rest).toEqual(['0', '25', '50', '50', ...Array.from({ length: 10 }, (_, i) => String(75 + 25 * i))]);
       await sameAsCatalog(real);
     } finally {
       await store.close();
