@@ -33,6 +33,8 @@ export interface ListPage<T> {
   readonly paging: Paging;
   /** False when `itemsTotal` is a placeholder (999, 9999, …) or unusable. */
   readonly totalKnown: boolean;
+  /** What the store sent for `itemsTotal` when it was not a count (JSON text); `paging.itemsTotal` is then 0 and means nothing. */
+  readonly unusableItemsTotal?: string;
   readonly items: T[];
   /** Items of an ids-only list (only id and `last_updated`): never items themselves. */
   readonly stubs: ItemStub[];
@@ -76,7 +78,10 @@ export interface WalkSummary {
   stubs: number;
   duplicates: number;
   invalid: number;
+  /** The last page's `itemsTotal`; `undefined` when it was not a count (see `unusableItemsTotal`). */
   itemsTotal: number | undefined;
+  /** What the store first sent for `itemsTotal` when it was not a count (JSON text, e.g. `{"0":"310","count(*)":"310"}`). */
+  unusableItemsTotal?: string;
   maxPageBytes: number;
   maxPageMs: number;
   anomalies: WalkAnomaly[];
@@ -160,7 +165,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     if (s.itemsTotal !== undefined && this.totalKnown && page.totalKnown && page.paging.itemsTotal !== s.itemsTotal) {
       this.note({ kind: 'items-total-changed', from: s.itemsTotal, to: page.paging.itemsTotal }, anomalies);
     }
-    s.itemsTotal = page.paging.itemsTotal;
+    s.itemsTotal = page.unusableItemsTotal === undefined ? page.paging.itemsTotal : undefined;
+    if (page.unusableItemsTotal !== undefined) s.unusableItemsTotal ??= page.unusableItemsTotal;
     this.totalKnown = page.totalKnown;
     const fresh: ItemOf<E>[] = [];
     const freshStubs: ItemStub[] = [];

@@ -89,6 +89,8 @@ export interface ReadPage<E extends Entity> {
   readonly paging: Paging;
   /** False when `itemsTotal` is a placeholder (999, 9999, …) or unusable: only an empty page ends an offset walk. */
   readonly totalKnown: boolean;
+  /** What the store sent for `itemsTotal` when it was not a count (JSON text, cut at 80 characters); `paging.itemsTotal` is then 0 and means nothing. */
+  readonly unusableItemsTotal?: string;
   readonly items: ItemOf<E>[];
   readonly stubs: ItemStub[];
   readonly invalid: InvalidItem[];
@@ -140,7 +142,7 @@ function countOf(value: unknown, kind: NormalisationCountKind, counts: Normalisa
 export const isPlaceholderTotal = (n: number): boolean => n >= 999 && /^9+$/.test(String(n));
 
 /** `paging`, tolerantly; a string says what makes it unreadable. */
-function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging; totalKnown: boolean } | string {
+function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging; totalKnown: boolean; unusableItemsTotal?: string } | string {
   if (!isRecord(raw)) return 'paging is missing or not an object';
   let pageSize = countOf(raw.pageSize, 'page-size-from-string', counts);
   if (pageSize === undefined) {
@@ -148,11 +150,12 @@ function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging
     pageSize = 0;
   }
   let itemsTotal = countOf(raw.itemsTotal, 'items-total-from-string', counts);
-  let totalKnown = itemsTotal !== undefined && !isPlaceholderTotal(itemsTotal);
+  const totalKnown = itemsTotal !== undefined && !isPlaceholderTotal(itemsTotal);
+  let unusableItemsTotal: string | undefined;
   if (itemsTotal === undefined) {
     countNormalisation(counts, 'items-total-unusable');
     itemsTotal = 0;
-    totalKnown = false;
+    unusableItemsTotal = raw.itemsTotal === undefined ? '(missing)' : excerpt(JSON.stringify(raw.itemsTotal));
   }
   const paging: { -readonly [K in keyof Paging]: Paging[K] } = { pageSize, itemsTotal };
   if (raw.offset !== undefined) {
@@ -167,7 +170,7 @@ function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging
     countNormalisation(counts, 'next-from-number');
   } else if (next === '' || next === null) countNormalisation(counts, 'next-empty');
   else if (next !== undefined) return `paging.next must be a string, got ${Array.isArray(next) ? 'an array' : typeof next}`;
-  return { paging, totalKnown };
+  return unusableItemsTotal === undefined ? { paging, totalKnown } : { paging, totalKnown, unusableItemsTotal };
 }
 
 /**

@@ -24,7 +24,7 @@ export interface EntityReport extends EntityProgress {
   count: number;
   /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
   normalised?: number;
-  /** The store's last `itemsTotal`. */
+  /** The store's last `itemsTotal`; absent when unknown (a placeholder such as 999, or not a count). */
   itemsTotal?: number;
   /** Whether the walk reached its end (or, incremental, its boundary). */
   complete: boolean;
@@ -67,7 +67,8 @@ export interface RunError {
 
 export type SyncEvent =
   | { type: 'run-start'; connection: string; jobid: number; mode: SyncMode; resumed: boolean }
-  | { type: 'page'; entity: Entity; seen: number; itemsTotal: number; written: number; position: WalkPosition | undefined }
+  /** `totalKnown: false`: the store's `itemsTotal` is a placeholder or not a count, and `itemsTotal` means nothing. */
+  | { type: 'page'; entity: Entity; seen: number; itemsTotal: number; totalKnown?: boolean; written: number; position: WalkPosition | undefined }
   | { type: 'invalid'; entity: Entity; item: InvalidItem }
   | { type: 'anomaly'; entity: Entity; anomaly: WalkAnomaly }
   | { type: 'entity-end'; entity: Entity; report: EntityReport }

@@ -45,3 +45,12 @@ test('no output at all when no page came', () => {
   bar.done();
   expect(out).toBe('');
 });
+
+test('an unknown itemsTotal (a placeholder, or php-mysql\'s count row) is shown as "?", never as a total of 0', () => {
+  let out = '';
+  const bar = progressBar((s) => (out += s));
+  bar.update({ ...page('products', 50, 0), totalKnown: false });
+  bar.update({ ...page('products', 310, 0), totalKnown: false });
+  bar.done();
+  expect(screen(out)).toEqual([`products [${'-'.repeat(30)}] 310/?`]);
+});

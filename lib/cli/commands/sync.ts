@@ -89,9 +89,10 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
   let drawn = true;
   const draw = (e: Extract<SyncEvent, { type: 'page' }>) => {
     const width = 30;
-    const ratio = e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
+    const known = e.totalKnown !== false;
+    const ratio = !known ? 0 : e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
     const filled = Math.round(ratio * width);
-    write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${e.itemsTotal}   `);
+    write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${known ? e.itemsTotal : '?'}   `);
     drawn = true;
   };
   const endLine = () => {
@@ -107,7 +108,7 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
       latest = e;
       drawn = false;
       const now = Date.now();
-      if (now - lastDraw < 100 && e.seen < e.itemsTotal) return;
+      if (now - lastDraw < 100 && (e.totalKnown === false || e.seen < e.itemsTotal)) return;
       lastDraw = now;
       draw(e);
     },
