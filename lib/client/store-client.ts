@@ -10,6 +10,7 @@ import { send, type HttpRequest, type HttpResponse, type TransportStats } from '
 import { StoreContractError, StoreBadRequestError, type StoreErrorContext } from './client-errors';
 import { CatalogWalk, type ListPage, type WalkOptions } from './catalog-walk';
 import { requestUrl, type OperationQuery } from './client-urls';
+import { InvalidOptionError } from '../errors';
 import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 
 export interface ListOptions {
@@ -62,7 +63,8 @@ export interface StoreClient {
   probe(request: { operation: string; method: 'GET' | 'POST'; url: string; body?: string; svcKey?: string | null; keyHeaders?: readonly string[]; signal?: AbortSignal }): Promise<HttpResponse>;
   /**
    * The URL of an operation with the query merged into its configured URL's own query; with an
-   * `id`, a by-ID URL gets it in its `{id}` placeholder or as `?id=`.
+   * `id`, a by-ID URL gets it in its `{id}` placeholder or as `?id=`. Throws `InvalidOptionError`
+   * for an operation of an entity the connection does not cover (`config.entities`).
    */
   urlOf(operation: Operation, query?: OperationQuery, id?: string): string;
 }
@@ -83,7 +85,11 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
   const config = parseClientOptions(options);
   const stats: TransportStats = { requests: 0, retries: 0 };
 
-  const urlOf = (operation: Operation, query: OperationQuery = {}, id?: string): string => requestUrl(config.urls[operation], query, id);
+  const urlOf = (operation: Operation, query: OperationQuery = {}, id?: string): string => {
+    const template = config.urls[operation];
+    if (template === undefined) throw new InvalidOptionError(`urls.${operation}`, `is not configured: this connection covers ${config.entities.join(' and ')} only`);
+    return requestUrl(template, query, id);
+  };
 
   /** Sends a request and returns its JSON body (text refusals of the key become `StoreAuthError`). */
   async function exchange(req: HttpRequest, counts: NormalisationCounts): Promise<{ res: HttpResponse; ctx: StoreErrorContext; body: unknown }> {

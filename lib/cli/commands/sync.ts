@@ -1,7 +1,8 @@
 /**
  * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`, or with one URL per entity
- * `storebridge sync --products-url U --orders-url U --key K …` (a deployed connection's
- * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query).
+ * `storebridge sync --products-url U [--orders-url U] --key K …` (a deployed connection's
+ * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query; a connection given
+ * only one of them covers that entity alone).
  *
  * Pulls every product and order from the store into a sink adapter. With `--json` the last stdout
  * line is the report docs/sync.md documents (a contract scripts depend on: members are only added). The key may come from
@@ -23,8 +24,8 @@ import type { Entity } from '../../contract/webhook';
 
 export const command = defineCommand({
   name: 'sync',
-  usage: 'URL --key K [options]\n       storebridge sync --products-url U --orders-url U --key K [options]',
-  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity, into a sink.",
+  usage: 'URL --key K [options]\n       storebridge sync --products-url U [--orders-url U] --key K [options]',
+  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity (products only with --products-url alone), into a sink.",
   positionals: { name: 'URL', min: 0, max: 1 },
   flags: {
     ...STORE_FLAGS,
@@ -36,7 +37,8 @@ export const command = defineCommand({
       help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one. Each run\'s report goes beside it (FILE.json → FILE.runs.json, the last 50 per connection), for storebridge dashboard --state FILE',
     },
     connection: { type: 'string', metavar: 'NAME', help: "the connection's name in the state file (default: the URL's host)" },
-    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state)" },
+    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state); a checkpoint of a full run is set aside for a fresh incremental job, and the other way round" },
+    'max-resumes': { type: 'int', min: 0, max: 1000, default: 3, help: 'with --state: resumed runs of one job that may fail before the next run starts a fresh job (0: never resume)' },
     strategy: { type: 'string', metavar: 'S', choices: ['auto', 'offset', 'cursor'], default: 'auto', help: 'auto | offset | cursor; auto follows next when the store gives one' },
     'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
     concurrency: { type: 'int', min: 1, max: 64, default: 1, help: 'parallel offset pages once itemsTotal is known' },
@@ -116,17 +118,37 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
   };
 }
 
-const entityLine = (entity: Entity, r: EntityReport) =>
-  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''})`;
+function entityLine(entity: Entity, r: EntityReport, covered: boolean): string {
+  if (!covered) return `${entity.padEnd(8)} not covered by this connection (no ${entity} URL)`;
+  const stopped = r.error ? `; stopped: ${r.error.message}` : '';
+  return `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''}${stopped})`;
+}
+
+const coveredBy = (report: SyncReport): readonly Entity[] => report.entities ?? ['products', 'orders'];
 
 /**
  * The `--json` line of the CLI contract (docs/sync.md), its original members first and in their order; then the
- * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
- * normalisations of both entities by kind.
+ * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, the
+ * normalisations of both entities by kind, the entities the connection covers, whether the run
+ * resumed a job (`resume`: which, since when) or set one aside (`abandoned`), and why it stopped.
  */
 export function jsonLine(report: SyncReport): string {
   const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {} });
+  return JSON.stringify({
+    ok: report.ok,
+    products: e(report.products),
+    orders: e(report.orders),
+    requests: report.requests,
+    retries: report.retries,
+    durationMs: report.durationMs,
+    normalisations: report.normalisations ?? {},
+    entities: coveredBy(report),
+    jobid: report.jobid,
+    resumed: report.resumed,
+    ...(report.resume ? { resume: report.resume } : {}),
+    ...(report.abandoned ? { abandoned: report.abandoned } : {}),
+    ...(report.error ? { error: { name: report.error.name, code: report.error.code, message: report.error.message } } : {}),
+  });
 }
 
 /** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
@@ -176,6 +198,7 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
       sink,
       checkpoints: values.state ? new JsonFileCheckpointStore(values.state) : new MemoryCheckpointStore(),
       mode: values.incremental ? 'incremental' : 'full',
+      maxResumes: values.maxResumes,
       strategy: values.strategy,
       concurrency: values.concurrency,
       byIdConcurrency: values.byIdConcurrency,
@@ -216,11 +239,14 @@ function printReport(report: SyncReport, json: boolean, io: CliIO): void {
   const moreAnomalies = andMore(report.products.duplicates + report.products.anomalies + report.orders.duplicates + report.orders.anomalies, 'anomalies');
   if (moreAnomalies) io.err(moreAnomalies);
   for (const w of normalisationWarnings(report)) io.err(w);
+  if (report.abandoned) io.err(`storebridge sync: note: job ${report.abandoned.jobid} (since ${report.abandoned.since}) was set aside: ${report.abandoned.reason}; this run is job ${report.jobid}`);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
   if (json) io.out(jsonLine(report));
   else {
-    io.out(entityLine('products', report.products));
-    io.out(entityLine('orders', report.orders));
-    io.out(`job ${report.jobid}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
+    const covered = coveredBy(report);
+    io.out(entityLine('products', report.products, covered.includes('products')));
+    io.out(entityLine('orders', report.orders, covered.includes('orders')));
+    const resumed = report.resume ? ` (resumed, since ${report.resume.since}; resume ${report.resume.resumes})` : '';
+    io.out(`job ${report.jobid}${resumed}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
   }
 }
