@@ -11,6 +11,11 @@ import { StoreContractError, StoreBadRequestError, type StoreErrorContext } from
 import { CatalogWalk, type ListPage, type WalkOptions } from './catalog-walk';
 import { requestUrl, type OperationQuery } from './client-urls';
 import { InvalidOptionError } from '../errors';
+import { randomUUID } from 'node:crypto';
+import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
+
+/** An `Idempotency-Key` value: 1–255 printable ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 
 export interface ListOptions {
@@ -29,7 +34,18 @@ export interface CallOptions {
 
 export interface WriteOptions extends CallOptions {
   readonly jobid: number;
+  /**
+   * The `Idempotency-Key` sent with the write (1–255 printable ASCII characters). A create (an item
+   * without `_id`) gets a new random one by default; every retry of the call sends the same. Give
+   * the key of a failed call to repeat it later without creating the item twice.
+   */
+  readonly idempotencyKey?: string;
 }
+
+/** An item to create: without `_id`, the store assigns one (the deployed service's create). */
+export type NewItemOf<E extends Entity> = Omit<ItemOf<E>, '_id'> & { readonly _id?: undefined };
+/** What a write sends: an item to update (with `_id`) or to create (without). */
+export type WritableItem<E extends Entity> = ItemOf<E> | NewItemOf<E>;
 
 /** A by-ID read with what the reader normalised in it. */
 export interface ReadById<T> {
@@ -50,9 +66,10 @@ export interface StoreClient {
   get<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ItemOf<E>>;
   /** `get`, with the normalisations the reader applied (the sync engine counts them). */
   readById<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ReadById<ItemOf<E>>>;
-  writeOrder(order: Order, options: WriteOptions): Promise<WriteResult<Order>>;
-  writeProduct(product: Product, options: WriteOptions): Promise<WriteResult<Product>>;
-  write<E extends Entity>(entity: E, item: ItemOf<E>, options: WriteOptions): Promise<WriteResult<ItemOf<E>>>;
+  /** Updates the order (with `_id`) or creates it (without: the result carries the `_id` the store assigned). */
+  writeOrder(order: WritableItem<'orders'>, options: WriteOptions): Promise<WriteResult<Order>>;
+  writeProduct(product: WritableItem<'products'>, options: WriteOptions): Promise<WriteResult<Product>>;
+  write<E extends Entity>(entity: E, item: WritableItem<E>, options: WriteOptions): Promise<WriteResult<ItemOf<E>>>;
   /** The whole catalog of one entity, each item once. */
   walk<E extends Entity>(entity: E, options: WalkOptions): CatalogWalk<E>;
   /**
@@ -117,11 +134,24 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     return { item: read.item, normalisations: counts };
   }
 
-  async function write<E extends Entity>(entity: E, item: ItemOf<E>, opts: WriteOptions): Promise<WriteResult<ItemOf<E>>> {
+  async function write<E extends Entity>(entity: E, item: WritableItem<E>, opts: WriteOptions): Promise<WriteResult<ItemOf<E>>> {
     const operation = entityOf(entity).operations.write;
-    const url = urlOf(operation, { jobid: opts.jobid, id: item._id });
-    // Retrying a write is safe: the store keys it by (jobid, id) and repeats answer the same.
-    const req: HttpRequest = { operation, method: 'POST', url, body: JSON.stringify(item), signal: opts.signal, accept: (s) => s === 400 };
+    // Without `_id` the write is a create: no `id` parameter, and the store assigns the id.
+    const url = urlOf(operation, item._id === undefined ? { jobid: opts.jobid } : { jobid: opts.jobid, id: item._id });
+    // Retrying a write is safe: the store keys an update by (jobid, id), a create by its
+    // Idempotency-Key (one per call, the same on every retry) and an order create by its orderid.
+    const key = opts.idempotencyKey ?? (item._id === undefined ? randomUUID() : undefined);
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new InvalidOptionError('idempotencyKey', 'must be 1 to 255 printable ASCII characters (a UUID is a good key)');
+    const req: HttpRequest = {
+      operation,
+      method: 'POST',
+      url,
+      body: JSON.stringify(item),
+      signal: opts.signal,
+      accept: (s) => s === 400,
+      // 409 under a key: the first attempt still runs at the store (its reply was lost); ask again.
+      ...(key === undefined ? {} : { headers: { [IDEMPOTENCY_KEY_HEADER]: key }, retryStatuses: [409] }),
+    };
     const { res, ctx, body } = await exchange(req, {});
     const result = readWriteReply(entity, item, body, res.status, {});
     if (result?.ok === 'unreadable') throw new StoreContractError(ctx, result.error);

@@ -296,7 +296,13 @@ function readFailure(body: Record<string, unknown>, status: number, counts: Norm
  * (`{success:true}` alone, `{success:true, product:{_id}}` for a create, failures with `message` and
  * `code` 403 at HTTP 200). `undefined`: neither structure (the caller decides what that is).
  */
-export function readWriteReply<E extends Entity>(entity: E, sent: ItemOf<E>, body: unknown, status: number, counts: NormalisationCounts): WriteResult<ItemOf<E>> | { ok: 'unreadable'; error: string } | undefined {
+export function readWriteReply<E extends Entity>(
+  entity: E,
+  sent: Omit<ItemOf<E>, '_id'> & { readonly _id?: string },
+  body: unknown,
+  status: number,
+  counts: NormalisationCounts,
+): WriteResult<ItemOf<E>> | { ok: 'unreadable'; error: string } | undefined {
   if (!isRecord(body) || typeof body.success !== 'boolean') return undefined;
   if (!body.success) return readFailure(body, status, counts);
   const d = entityOf(entity);
@@ -304,8 +310,10 @@ export function readWriteReply<E extends Entity>(entity: E, sent: ItemOf<E>, bod
   const member = body[d.noun];
   if (member === undefined || (isRecord(member) && Object.keys(member).every((k) => k === '_id'))) {
     countNormalisation(counts, 'write-success-without-item');
-    const assigned = isRecord(member) ? idOf(entity, member) : undefined;
-    return { ok: true, item: assigned === undefined ? sent : ({ ...sent, _id: assigned } as ItemOf<E>), warnings, normalisations: counts };
+    const id = (isRecord(member) ? idOf(entity, member) : undefined) ?? sent._id;
+    // A create answered without the id the store assigned: the caller could never find it again.
+    if (id === undefined) return { ok: 'unreadable', error: `a create was answered without the ${d.noun}'s new _id` };
+    return { ok: true, item: { ...sent, _id: id } as ItemOf<E>, warnings, normalisations: counts };
   }
   const read = readStoreItem(entity, member, d.noun, counts);
   return read.ok ? { ok: true, item: read.item, warnings, normalisations: counts } : { ok: 'unreadable', error: read.error };

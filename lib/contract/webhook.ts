@@ -181,3 +181,11 @@ export const ITEM_SCHEMAS = { products: ProductSchema, orders: OrderSchema } as 
 /** The JSON member that carries one item (`{product}`) in by-ID and write responses. */
 export const SINGULAR = { products: 'product', orders: 'order' } as const;
 export type ItemOf<E extends Entity> = E extends 'products' ? Product : Order;
+
+/**
+ * The request header that makes a write idempotent (IETF draft "The Idempotency-Key HTTP Header
+ * Field"; Stripe's `Idempotency-Key`): a repeat of the request with the same key is answered from
+ * the first one's record instead of writing again. The caller sends one on every create and reuses
+ * it on each retry (docs/client.md "Creates").
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

@@ -26,7 +26,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "DIALECTS", "DIALECT_NAMES", "DecimalStringSchema", "ENTITIES", "ENTITY_DESCRIPTORS",
     "EntityBodySchema", "EntitySchema", "ErrorBodySchema", "ExtraAttributesSchema",
     "FORBIDDEN_KEYS", "FiniteNumberSchema", "HAS_MORE_VALUES", "HasMoreSchema", "INTERFACE_LIMITS",
-    "ITEM_SCHEMAS", "IdSchema", "InitializeBodySchema", "IntegerSchema", "IntegerStringSchema",
+    "IDEMPOTENCY_KEY_HEADER", "ITEM_SCHEMAS", "IdSchema", "InitializeBodySchema", "IntegerSchema", "IntegerStringSchema",
     "ItemIdParameter", "JobIdParameter", "KEY_HEADERS", "LIST_QUERY", "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
     "ORDER_STATUSES", "OkSchema", "OrderByIdResponseSchema", "OrderItemSchema",
