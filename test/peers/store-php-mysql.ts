@@ -87,54 +87,25 @@ function table(n: number, nullVideos: number): Row[] {
   });
 }
 
-/** The product the example prints for a row (json_encode of its PHP array). */
+/** The members the example copies from a row as they are (strings), and its one variation's casts. */
+const described = (r: Row) => ({ title: r.title, description: r.description, url: r.url, brand: r.brand, mpn: r.mpn, model: r.model });
+const variationOf = (r: Row) => ({
+  availabilities: [{ tag: 'default', quantity: phpInt(r.stock) }],
+  prices: [{ tag: 'default', currency: 'USD', number: Number(r.price) }],
+  images: [{ url: r.image }],
+  size: r.size,
+  color: r.color,
+});
+
+/** The product the example prints for a row (json_encode of its PHP array): a NULL column is `null`. */
 function wireProduct(r: Row): object {
-  return {
-    sku: String(r.id),
-    title: r.title,
-    description: r.description,
-    url: r.url,
-    brand: r.brand,
-    mpn: r.mpn,
-    model: r.model,
-    variations: [
-      {
-        availabilities: [{ tag: 'default', quantity: phpInt(r.stock) }],
-        prices: [{ tag: 'default', currency: 'USD', number: Number(r.price) }],
-        images: [{ url: r.image }],
-        videos: [{ url: r.video }],
-        barcode: r.barcode,
-        size: r.size,
-        color: r.color,
-      },
-    ],
-  };
+  return { sku: String(r.id), ...described(r), variations: [{ ...variationOf(r), videos: [{ url: r.video }], barcode: r.barcode }] };
 }
 
 /** What a sink must hold for a row: keyed by its sku, `last_updated` 0 (none sent), the NULL video dropped, no barcode where NULL. */
 function truthOf(r: Row): Product {
-  return {
-    _id: String(r.id),
-    sku: String(r.id),
-    last_updated: 0,
-    title: r.title,
-    description: r.description,
-    url: r.url,
-    brand: r.brand,
-    mpn: r.mpn,
-    model: r.model,
-    variations: [
-      {
-        availabilities: [{ tag: 'default', quantity: phpInt(r.stock) }],
-        prices: [{ tag: 'default', currency: 'USD', number: Number(r.price) }],
-        images: [{ url: r.image }],
-        videos: r.video === null ? [] : [{ url: r.video }],
-        ...(r.barcode === null ? {} : { barcode: r.barcode }),
-        size: r.size,
-        color: r.color,
-      },
-    ],
-  };
+  const video = r.video === null ? [] : [{ url: r.video }];
+  return { _id: String(r.id), sku: String(r.id), last_updated: 0, ...described(r), variations: [{ ...variationOf(r), videos: video, ...(r.barcode === null ? {} : { barcode: r.barcode }) }] };
 }
 
 /** Starts the emulator. */
