@@ -11,11 +11,8 @@ import { StoreContractError, StoreBadRequestError, type StoreErrorContext } from
 import { CatalogWalk, type ListPage, type WalkOptions } from './catalog-walk';
 import { requestUrl, type OperationQuery } from './client-urls';
 import { InvalidOptionError } from '../errors';
-import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
-
-/** An `Idempotency-Key` value: 1–255 printable ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+import { idempotencyKeyOf } from './idempotency';
 import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 
 export interface ListOptions {
@@ -140,8 +137,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     const url = urlOf(operation, item._id === undefined ? { jobid: opts.jobid } : { jobid: opts.jobid, id: item._id });
     // Retrying a write is safe: the store keys an update by (jobid, id), a create by its
     // Idempotency-Key (one per call, the same on every retry) and an order create by its orderid.
-    const key = opts.idempotencyKey ?? (item._id === undefined ? randomUUID() : undefined);
-    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new InvalidOptionError('idempotencyKey', 'must be 1 to 255 printable ASCII characters (a UUID is a good key)');
+    const key = idempotencyKeyOf(item, opts.idempotencyKey);
     const req: HttpRequest = {
       operation,
       method: 'POST',

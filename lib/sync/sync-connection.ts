@@ -7,7 +7,7 @@ import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter, type GuardedEntityStore } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';
-import { randomUUID } from 'node:crypto';
+import { idempotencyKeyOf } from '../client/idempotency';
 import { createStoreClient, type StoreClient, type WritableItem } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import type { WriteMessage } from '../contract/messages';
@@ -169,8 +169,9 @@ async function pushItem<E extends Entity>(
   item: WritableItem<E>,
   o: PushOptions = {},
 ): Promise<PushResult<ItemOf<E>>> {
-  const idempotencyKey = o.idempotencyKey ?? (item._id === undefined ? randomUUID() : undefined);
+  let idempotencyKey: string | undefined;
   try {
+    idempotencyKey = idempotencyKeyOf(item, o.idempotencyKey);
     const jobid = o.jobid ?? ((await conn.checkpoints.load(conn.id))?.jobid ?? 0);
     const r = await conn.client.write(entity, item, { jobid, signal: o.signal, idempotencyKey });
     if (!r.ok) return { status: 'rejected', error: r.error, reasons: r.reasons, warnings: r.warnings };
