@@ -33,6 +33,8 @@ export interface ListPage<T> {
   readonly paging: Paging;
   /** False when `itemsTotal` is a placeholder (999, 9999, …) or unusable. */
   readonly totalKnown: boolean;
+  /** What the store sent for `itemsTotal` when it was not a count (JSON text); `paging.itemsTotal` is then 0 and means nothing. */
+  readonly unusableItemsTotal?: string;
   readonly items: T[];
   /** Items of an ids-only list (only id and `last_updated`): never items themselves. */
   readonly stubs: ItemStub[];
@@ -76,7 +78,10 @@ export interface WalkSummary {
   stubs: number;
   duplicates: number;
   invalid: number;
+  /** The last page's `itemsTotal`; `undefined` when it was not a count (see `unusableItemsTotal`). */
   itemsTotal: number | undefined;
+  /** What the store first sent for `itemsTotal` when it was not a count (JSON text, e.g. `{"0":"310","count(*)":"310"}`). */
+  unusableItemsTotal?: string;
   maxPageBytes: number;
   maxPageMs: number;
   anomalies: WalkAnomaly[];
@@ -160,7 +165,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     if (s.itemsTotal !== undefined && this.totalKnown && page.totalKnown && page.paging.itemsTotal !== s.itemsTotal) {
       this.note({ kind: 'items-total-changed', from: s.itemsTotal, to: page.paging.itemsTotal }, anomalies);
     }
-    s.itemsTotal = page.paging.itemsTotal;
+    s.itemsTotal = page.unusableItemsTotal === undefined ? page.paging.itemsTotal : undefined;
+    if (page.unusableItemsTotal !== undefined) s.unusableItemsTotal ??= page.unusableItemsTotal;
     this.totalKnown = page.totalKnown;
     const fresh: ItemOf<E>[] = [];
     const freshStubs: ItemStub[] = [];
@@ -215,8 +221,10 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     const offset = start && 'offset' in start ? start.offset : 0;
     this.baseOffset = offset;
     if (strategy === 'offset' || offset > 0) return yield* this.offsetWalk(offset, signal);
-    // First page without paging parameters: the store's answer tells which strategy it speaks.
-    const first = await this.fetchPage({}, signal);
+    // First page at offset 0 (a cursor walk: no paging parameter): the store's answer tells which
+    // strategy it speaks. `offset=0` rather than nothing: a PHP store reading `$_GET['offset']`
+    // prints a warning before its JSON when the parameter is absent (php-mysql, PHP 8).
+    const first = await this.fetchPage(strategy === 'cursor' ? {} : { offset: 0 }, signal);
     const next = strategy === 'cursor' || first.paging.next !== undefined ? first.paging.next : undefined;
     if (strategy === 'cursor' || next !== undefined) {
       yield this.accept(first, next === undefined ? undefined : { next });

@@ -9,6 +9,8 @@ import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
 import { KEY_HEADERS } from '../contract/dialects';
 import type { WebhookOperation } from '../contract/webhook-routes';
 import { operationUrls } from './client-urls';
+import { entityOf } from '../contract/entities';
+import { ENTITIES, type Entity } from '../contract/webhook';
 
 export type { FetchLike } from '../http/exchange';
 export type { RetryOptions } from '../http/retry';
@@ -80,7 +82,11 @@ export interface StoreClientOptions {
    * both list URLs.
    */
   baseUrl?: string;
-  /** Per-operation URLs (as configured in a connection); each one given overrides `baseUrl`'s. */
+  /**
+   * Per-operation URLs (as configured in a connection); each one given overrides `baseUrl`'s.
+   * Without `baseUrl`, the entities with a list URL are the ones the connection covers: a
+   * products-only store is `urls: { listProducts }` alone (`config.entities` says which).
+   */
   urls?: OperationUrls;
   /** The connection's key, sent in every header of `keyHeaders` and nowhere else. */
   svcKey: string;
@@ -109,7 +115,10 @@ export interface StoreClientOptions {
 }
 
 export interface ClientConfig {
-  readonly urls: Readonly<Record<Operation, string>>;
+  /** The URL of each operation of the entities the connection covers (`entities`). */
+  readonly urls: Readonly<Partial<Record<Operation, string>>>;
+  /** The entities the connection covers: those with a list URL, or all of them with a base URL. */
+  readonly entities: readonly Entity[];
   readonly svcKey: string;
   readonly keyHeaders: readonly string[];
   readonly timeoutMs: number;
@@ -173,6 +182,7 @@ export function parseClientOptions(options: StoreClientOptions): ClientConfig {
   const hooks = o.hooks ?? {};
   return {
     urls,
+    entities: ENTITIES.filter((e) => urls[entityOf(e).operations.list] !== undefined),
     svcKey,
     keyHeaders: o.keyHeaders ?? KEY_HEADERS,
     timeoutMs: o.timeoutMs,

@@ -5,7 +5,7 @@
  */
 import { readCappedBody } from '../http/capped-body';
 import { exchangeOf } from '../http/exchange';
-import { retryDecision, type AttemptFailure } from '../http/retry';
+import { retryDecision, type AttemptFailure, type RetryPolicy } from '../http/retry';
 import type { ClientConfig, RequestInfo } from './client-options';
 import {
   StoreAbortedError,
@@ -36,6 +36,10 @@ export interface HttpRequest {
   readonly accept?: (status: number) => boolean;
   /** Overrides the configured retry limit for this request. */
   readonly retryLimit?: number;
+  /** Headers of this request beside the key headers (an `Idempotency-Key`); never the key. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Statuses retried for this request beyond the policy's (409 for a write under an `Idempotency-Key`: its first attempt still runs). */
+  readonly retryStatuses?: readonly number[];
 }
 
 export interface HttpResponse {
@@ -108,7 +112,7 @@ async function attempt(config: ClientConfig, req: HttpRequest, info: RequestInfo
   req.signal?.addEventListener('abort', onAbort, { once: true });
   const started = Date.now();
   safeHook(config.hooks.beforeRequest, info);
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...req.headers, accept: 'application/json' };
   if (key) for (const name of req.keyHeaders ?? config.keyHeaders) headers[name] = key;
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -161,6 +165,18 @@ function failureOf(error: StoreClientError, retryAfter: string | null): AttemptF
   return { kind: 'network', retryable: false }; // aborted, too large: another attempt gets the same
 }
 
+/** The retry policy of one request: the configured one, with its own limit and extra statuses. */
+function policyFor(policy: RetryPolicy, req: HttpRequest): RetryPolicy {
+  if (req.retryLimit === undefined && !req.retryStatuses?.length) return policy;
+  const extra = req.retryStatuses ?? [];
+  return {
+    ...policy,
+    limit: req.retryLimit ?? policy.limit,
+    statusCodes: new Set([...policy.statusCodes, ...extra]),
+    afterStatusCodes: new Set([...policy.afterStatusCodes, ...extra]),
+  };
+}
+
 /**
  * Sends a request with retries as the configured policy (`lib/http/retry.ts`) says: by default
  * network errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and full jitter
@@ -169,7 +185,7 @@ function failureOf(error: StoreClientError, retryAfter: string | null): AttemptF
  */
 export async function send(config: ClientConfig, req: HttpRequest, stats: TransportStats): Promise<HttpResponse> {
   const deadline = config.totalBudgetMs === undefined ? undefined : Date.now() + config.totalBudgetMs;
-  const policy = req.retryLimit === undefined ? config.retry : { ...config.retry, limit: req.retryLimit };
+  const policy = policyFor(config.retry, req);
   const url = redact(req.url, config.svcKey);
   for (let n = 1; ; n++) {
     const info: RequestInfo = { operation: req.operation, method: req.method, url, attempt: n };

@@ -27,25 +27,28 @@ const templateOf = (route: string) => route.replace(/:([A-Za-z]+)/g, '{$1}');
 /**
  * The URL of every operation. An entity whose list URL is configured (`urls.listProducts`: a
  * deployed connection's `{{URI_PRODUCTS}}`) has its writes and by-ID reads (`?id=`) on that URL; an
- * entity without one uses the base URL and the routes of `WEBHOOK_ROUTES` (`/products/{id}`).
- * Each operation URL given explicitly wins. `check(name, url)` validates and returns each URL used.
+ * entity without one uses the base URL and the routes of `WEBHOOK_ROUTES` (`/products/{id}`). An
+ * entity with neither is not covered by the connection (a products-only store): its operations
+ * are left out. Each operation URL given explicitly wins. `check(name, url)` validates and returns
+ * each URL used.
  */
 export function operationUrls(
   baseUrl: string | undefined,
   given: Partial<Record<WebhookOperation, string>>,
   check: (name: string, url: string) => string,
-): Record<WebhookOperation, string> {
+): Partial<Record<WebhookOperation, string>> {
   const base = baseUrl?.replace(/\/+$/, '');
-  const out = {} as Record<WebhookOperation, string>;
+  const out: Partial<Record<WebhookOperation, string>> = {};
   for (const entity of ENTITIES) {
     const { list, get, write } = entityOf(entity).operations;
     const listUrl = given[list] === undefined ? undefined : check(`urls.${list}`, given[list]);
-    if (listUrl === undefined && base === undefined) throw new InvalidOptionError(`urls.${list}`, 'is required without baseUrl (give baseUrl, or both list URLs)');
+    if (listUrl === undefined && base === undefined) continue;
     const routeUrl = (op: WebhookOperation) => `${base}${templateOf(WEBHOOK_ROUTES[op].path)}`;
     out[list] = listUrl ?? routeUrl(list);
     out[get] = given[get] === undefined ? (listUrl ?? routeUrl(get)) : check(`urls.${get}`, given[get]);
     out[write] = given[write] === undefined ? (listUrl ?? routeUrl(write)) : check(`urls.${write}`, given[write]);
   }
+  if (Object.keys(out).length === 0) throw new InvalidOptionError('urls.listProducts', 'is required without baseUrl (give baseUrl, or the list URL of each entity the connection covers)');
   return out;
 }
 

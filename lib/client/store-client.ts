@@ -10,6 +10,9 @@ import { send, type HttpRequest, type HttpResponse, type TransportStats } from '
 import { StoreContractError, StoreBadRequestError, type StoreErrorContext } from './client-errors';
 import { CatalogWalk, type ListPage, type WalkOptions } from './catalog-walk';
 import { requestUrl, type OperationQuery } from './client-urls';
+import { InvalidOptionError } from '../errors';
+import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
+import { idempotencyKeyOf } from './idempotency';
 import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 
 export interface ListOptions {
@@ -28,7 +31,18 @@ export interface CallOptions {
 
 export interface WriteOptions extends CallOptions {
   readonly jobid: number;
+  /**
+   * The `Idempotency-Key` sent with the write (1–255 printable ASCII characters). A create (an item
+   * without `_id`) gets a new random one by default; every retry of the call sends the same. Give
+   * the key of a failed call to repeat it later without creating the item twice.
+   */
+  readonly idempotencyKey?: string;
 }
+
+/** An item to create: without `_id`, the store assigns one (the deployed service's create). */
+export type NewItemOf<E extends Entity> = Omit<ItemOf<E>, '_id'> & { readonly _id?: undefined };
+/** What a write sends: an item to update (with `_id`) or to create (without). */
+export type WritableItem<E extends Entity> = ItemOf<E> | NewItemOf<E>;
 
 /** A by-ID read with what the reader normalised in it. */
 export interface ReadById<T> {
@@ -49,9 +63,10 @@ export interface StoreClient {
   get<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ItemOf<E>>;
   /** `get`, with the normalisations the reader applied (the sync engine counts them). */
   readById<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ReadById<ItemOf<E>>>;
-  writeOrder(order: Order, options: WriteOptions): Promise<WriteResult<Order>>;
-  writeProduct(product: Product, options: WriteOptions): Promise<WriteResult<Product>>;
-  write<E extends Entity>(entity: E, item: ItemOf<E>, options: WriteOptions): Promise<WriteResult<ItemOf<E>>>;
+  /** Updates the order (with `_id`) or creates it (without: the result carries the `_id` the store assigned). */
+  writeOrder(order: WritableItem<'orders'>, options: WriteOptions): Promise<WriteResult<Order>>;
+  writeProduct(product: WritableItem<'products'>, options: WriteOptions): Promise<WriteResult<Product>>;
+  write<E extends Entity>(entity: E, item: WritableItem<E>, options: WriteOptions): Promise<WriteResult<ItemOf<E>>>;
   /** The whole catalog of one entity, each item once. */
   walk<E extends Entity>(entity: E, options: WalkOptions): CatalogWalk<E>;
   /**
@@ -62,7 +77,8 @@ export interface StoreClient {
   probe(request: { operation: string; method: 'GET' | 'POST'; url: string; body?: string; svcKey?: string | null; keyHeaders?: readonly string[]; signal?: AbortSignal }): Promise<HttpResponse>;
   /**
    * The URL of an operation with the query merged into its configured URL's own query; with an
-   * `id`, a by-ID URL gets it in its `{id}` placeholder or as `?id=`.
+   * `id`, a by-ID URL gets it in its `{id}` placeholder or as `?id=`. Throws `InvalidOptionError`
+   * for an operation of an entity the connection does not cover (`config.entities`).
    */
   urlOf(operation: Operation, query?: OperationQuery, id?: string): string;
 }
@@ -83,7 +99,11 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
   const config = parseClientOptions(options);
   const stats: TransportStats = { requests: 0, retries: 0 };
 
-  const urlOf = (operation: Operation, query: OperationQuery = {}, id?: string): string => requestUrl(config.urls[operation], query, id);
+  const urlOf = (operation: Operation, query: OperationQuery = {}, id?: string): string => {
+    const template = config.urls[operation];
+    if (template === undefined) throw new InvalidOptionError(`urls.${operation}`, `is not configured: this connection covers ${config.entities.join(' and ')} only`);
+    return requestUrl(template, query, id);
+  };
 
   /** Sends a request and returns its JSON body (text refusals of the key become `StoreAuthError`). */
   async function exchange(req: HttpRequest, counts: NormalisationCounts): Promise<{ res: HttpResponse; ctx: StoreErrorContext; body: unknown }> {
@@ -111,11 +131,23 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     return { item: read.item, normalisations: counts };
   }
 
-  async function write<E extends Entity>(entity: E, item: ItemOf<E>, opts: WriteOptions): Promise<WriteResult<ItemOf<E>>> {
+  async function write<E extends Entity>(entity: E, item: WritableItem<E>, opts: WriteOptions): Promise<WriteResult<ItemOf<E>>> {
     const operation = entityOf(entity).operations.write;
-    const url = urlOf(operation, { jobid: opts.jobid, id: item._id });
-    // Retrying a write is safe: the store keys it by (jobid, id) and repeats answer the same.
-    const req: HttpRequest = { operation, method: 'POST', url, body: JSON.stringify(item), signal: opts.signal, accept: (s) => s === 400 };
+    // Without `_id` the write is a create: no `id` parameter, and the store assigns the id.
+    const url = urlOf(operation, item._id === undefined ? { jobid: opts.jobid } : { jobid: opts.jobid, id: item._id });
+    // Retrying a write is safe: the store keys an update by (jobid, id), a create by its
+    // Idempotency-Key (one per call, the same on every retry) and an order create by its orderid.
+    const key = idempotencyKeyOf(item, opts.idempotencyKey);
+    const req: HttpRequest = {
+      operation,
+      method: 'POST',
+      url,
+      body: JSON.stringify(item),
+      signal: opts.signal,
+      accept: (s) => s === 400,
+      // 409 under a key: the first attempt still runs at the store (its reply was lost); ask again.
+      ...(key === undefined ? {} : { headers: { [IDEMPOTENCY_KEY_HEADER]: key }, retryStatuses: [409] }),
+    };
     const { res, ctx, body } = await exchange(req, {});
     const result = readWriteReply(entity, item, body, res.status, {});
     if (result?.ok === 'unreadable') throw new StoreContractError(ctx, result.error);

@@ -89,6 +89,8 @@ export interface ReadPage<E extends Entity> {
   readonly paging: Paging;
   /** False when `itemsTotal` is a placeholder (999, 9999, …) or unusable: only an empty page ends an offset walk. */
   readonly totalKnown: boolean;
+  /** What the store sent for `itemsTotal` when it was not a count (JSON text, cut at 80 characters); `paging.itemsTotal` is then 0 and means nothing. */
+  readonly unusableItemsTotal?: string;
   readonly items: ItemOf<E>[];
   readonly stubs: ItemStub[];
   readonly invalid: InvalidItem[];
@@ -140,7 +142,7 @@ function countOf(value: unknown, kind: NormalisationCountKind, counts: Normalisa
 export const isPlaceholderTotal = (n: number): boolean => n >= 999 && /^9+$/.test(String(n));
 
 /** `paging`, tolerantly; a string says what makes it unreadable. */
-function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging; totalKnown: boolean } | string {
+function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging; totalKnown: boolean; unusableItemsTotal?: string } | string {
   if (!isRecord(raw)) return 'paging is missing or not an object';
   let pageSize = countOf(raw.pageSize, 'page-size-from-string', counts);
   if (pageSize === undefined) {
@@ -148,11 +150,12 @@ function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging
     pageSize = 0;
   }
   let itemsTotal = countOf(raw.itemsTotal, 'items-total-from-string', counts);
-  let totalKnown = itemsTotal !== undefined && !isPlaceholderTotal(itemsTotal);
+  const totalKnown = itemsTotal !== undefined && !isPlaceholderTotal(itemsTotal);
+  let unusableItemsTotal: string | undefined;
   if (itemsTotal === undefined) {
     countNormalisation(counts, 'items-total-unusable');
     itemsTotal = 0;
-    totalKnown = false;
+    unusableItemsTotal = raw.itemsTotal === undefined ? '(missing)' : excerpt(JSON.stringify(raw.itemsTotal));
   }
   const paging: { -readonly [K in keyof Paging]: Paging[K] } = { pageSize, itemsTotal };
   if (raw.offset !== undefined) {
@@ -167,7 +170,7 @@ function readPaging(raw: unknown, counts: NormalisationCounts): { paging: Paging
     countNormalisation(counts, 'next-from-number');
   } else if (next === '' || next === null) countNormalisation(counts, 'next-empty');
   else if (next !== undefined) return `paging.next must be a string, got ${Array.isArray(next) ? 'an array' : typeof next}`;
-  return { paging, totalKnown };
+  return unusableItemsTotal === undefined ? { paging, totalKnown } : { paging, totalKnown, unusableItemsTotal };
 }
 
 /**
@@ -293,7 +296,13 @@ function readFailure(body: Record<string, unknown>, status: number, counts: Norm
  * (`{success:true}` alone, `{success:true, product:{_id}}` for a create, failures with `message` and
  * `code` 403 at HTTP 200). `undefined`: neither structure (the caller decides what that is).
  */
-export function readWriteReply<E extends Entity>(entity: E, sent: ItemOf<E>, body: unknown, status: number, counts: NormalisationCounts): WriteResult<ItemOf<E>> | { ok: 'unreadable'; error: string } | undefined {
+export function readWriteReply<E extends Entity>(
+  entity: E,
+  sent: Omit<ItemOf<E>, '_id'> & { readonly _id?: string },
+  body: unknown,
+  status: number,
+  counts: NormalisationCounts,
+): WriteResult<ItemOf<E>> | { ok: 'unreadable'; error: string } | undefined {
   if (!isRecord(body) || typeof body.success !== 'boolean') return undefined;
   if (!body.success) return readFailure(body, status, counts);
   const d = entityOf(entity);
@@ -301,8 +310,10 @@ export function readWriteReply<E extends Entity>(entity: E, sent: ItemOf<E>, bod
   const member = body[d.noun];
   if (member === undefined || (isRecord(member) && Object.keys(member).every((k) => k === '_id'))) {
     countNormalisation(counts, 'write-success-without-item');
-    const assigned = isRecord(member) ? idOf(entity, member) : undefined;
-    return { ok: true, item: assigned === undefined ? sent : ({ ...sent, _id: assigned } as ItemOf<E>), warnings, normalisations: counts };
+    const id = (isRecord(member) ? idOf(entity, member) : undefined) ?? sent._id;
+    // A create answered without the id the store assigned: the caller could never find it again.
+    if (id === undefined) return { ok: 'unreadable', error: `a create was answered without the ${d.noun}'s new _id` };
+    return { ok: true, item: { ...sent, _id: id } as ItemOf<E>, warnings, normalisations: counts };
   }
   const read = readStoreItem(entity, member, d.noun, counts);
   return read.ok ? { ok: true, item: read.item, warnings, normalisations: counts } : { ok: 'unreadable', error: read.error };

@@ -6,7 +6,6 @@
 import { jsonEqual } from '../adapter';
 import { entityOf } from '../contract/entities';
 import type { Entity, ItemOf } from '../contract/webhook';
-import { requestUrl } from '../client/client-urls';
 import { readByIdReply, replyJson } from '../client/store-reply';
 import { failed, plural, type Capture, type CheckContext } from './check-context';
 
@@ -29,7 +28,7 @@ async function readBack<E extends Entity>(item: ItemOf<E>, read: (id: string) =>
 /** `GET {list URL}?id=X`, read like the sync engine reads it (bare item, envelope or one-item list). */
 async function readByQuery<E extends Entity>(ctx: CheckContext, entity: E, id: string): Promise<ItemOf<E>> {
   const operation = entityOf(entity).operations.list;
-  const url = requestUrl(ctx.client.config.urls[operation], {}, id);
+  const url = ctx.client.urlOf(operation, {}, id);
   const res = await ctx.client.probe({ operation, method: 'GET', url, signal: ctx.signal });
   if (res.status !== 200) throw new Error(`HTTP ${res.status} for ?id=`);
   const ctxInfo = { operation, method: 'GET', url, status: res.status };
@@ -47,7 +46,7 @@ async function readByQuery<E extends Entity>(ctx: CheckContext, entity: E, id: s
 function byIdIsQuery(ctx: CheckContext, entity: Entity): boolean {
   const ops = entityOf(entity).operations;
   const probe = 'storebridge-check-probe';
-  return ctx.client.urlOf(ops.get, {}, probe) === requestUrl(ctx.client.config.urls[ops.list], {}, probe);
+  return ctx.client.urlOf(ops.get, {}, probe) === ctx.client.urlOf(ops.list, {}, probe);
 }
 
 export async function checkById<E extends Entity>(ctx: CheckContext, entity: E, asc: Capture<E>): Promise<void> {

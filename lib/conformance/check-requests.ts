@@ -46,9 +46,13 @@ async function expectList(ctx: CheckContext, name: string, level: CheckLevel, en
   }
 }
 
-/** The key: refused when missing or wrong (must), accepted in `SvcKey` alone (must) and in `C2SKey` alone (should). */
+/**
+ * The key: refused when missing or wrong (must), accepted in `SvcKey` alone (must) and in `C2SKey`
+ * alone (should). The probes carry `offset=0`, as a walk's first request does (a PHP store that
+ * warns about a missing `offset` would otherwise be judged on its warning, not on its key check).
+ */
 export async function checkAuth(ctx: CheckContext, entity: Entity): Promise<void> {
-  const query: ListQuery = { sortorder: 'asc', jobid: ctx.jobid };
+  const query: ListQuery = { sortorder: 'asc', jobid: ctx.jobid, offset: 0 };
   await expectRefusal(ctx, 'auth-missing-key', 'must', entity, 401, [query], { svcKey: null });
   await expectRefusal(ctx, 'auth-wrong-key', 'must', entity, 401, [query], { svcKey: `${ctx.key}-not-this-one` });
   const [spec, deployed] = KEY_HEADERS;
@@ -59,10 +63,10 @@ export async function checkAuth(ctx: CheckContext, entity: Entity): Promise<void
 /** The parameters: defaults deployed callers rely on, and 400 for invalid values (hardening). */
 export async function checkParameters(ctx: CheckContext, entity: Entity): Promise<void> {
   const { jobid } = ctx;
-  await expectList(ctx, 'params-default-sortorder', 'should', entity, { jobid }, undefined, 'no sortorder means asc: deployed callers leave it out');
-  await expectList(ctx, 'params-default-jobid', 'should', entity, { sortorder: 'asc' }, undefined, 'no jobid is an untracked read: deployed callers leave it out');
-  await expectRefusal(ctx, 'params-invalid-sortorder', 'should', entity, 400, [{ sortorder: 'sideways', jobid }]);
-  await expectRefusal(ctx, 'params-invalid-jobid', 'should', entity, 400, [{ sortorder: 'asc', jobid: 'abc' }]);
+  await expectList(ctx, 'params-default-sortorder', 'should', entity, { jobid, offset: 0 }, undefined, 'no sortorder means asc: deployed callers leave it out');
+  await expectList(ctx, 'params-default-jobid', 'should', entity, { sortorder: 'asc', offset: 0 }, undefined, 'no jobid is an untracked read: deployed callers leave it out');
+  await expectRefusal(ctx, 'params-invalid-sortorder', 'should', entity, 400, [{ sortorder: 'sideways', jobid, offset: 0 }]);
+  await expectRefusal(ctx, 'params-invalid-jobid', 'should', entity, 400, [{ sortorder: 'asc', jobid: 'abc', offset: 0 }]);
   await expectRefusal(ctx, 'params-invalid-offset', 'should', entity, 400, [{ sortorder: 'asc', jobid, offset: -1 }, { sortorder: 'asc', jobid, offset: 'abc' }]);
   await expectRefusal(ctx, 'params-invalid-next', 'should', entity, 400, [{ sortorder: 'asc', jobid, next: '%%not-a-cursor%%' }]);
 }

@@ -6,6 +6,8 @@ import { jsonEqual } from '../adapter';
 import { INTERFACE_LIMITS } from '../contract/limits';
 import type { Entity } from '../contract/webhook';
 import { StoreResponseTooLargeError, StoreTimeoutError } from '../client/client-errors';
+import type { InvalidItem } from '../client/store-reply';
+import { NORMALISATION_KINDS } from '../contract/item-reader';
 import { capture, failed, plural, type Capture, type CheckContext } from './check-context';
 
 /** The spec's page limits. */
@@ -24,7 +26,11 @@ export async function readWalks(ctx: CheckContext, entity: Entity): Promise<Walk
 
 const firstFailed = (w: Walks) => (w.asc.error ? w.asc : w.desc);
 
-/** Each walk ends, without duplicates, with `itemsTotal` unchanged and equal to the distinct items. */
+/**
+ * Each walk ends, without duplicates, with `itemsTotal` a real count (not a placeholder, not
+ * something else: php-mysql sends its count row `{"0":"310","count(*)":"310"}`), unchanged and
+ * equal to the distinct items.
+ */
 export function checkPaging(ctx: CheckContext, entity: Entity, walks: Walks): void {
   for (const [order, c] of [['asc', walks.asc], ['desc', walks.desc]] as const) {
     const name = `${entity}.paging-${order}`;
@@ -42,6 +48,8 @@ export function checkPaging(ctx: CheckContext, entity: Entity, walks: Walks): vo
     }
     const placeholder = s.normalisations['items-total-placeholder'] ? `itemsTotal is a placeholder (${s.itemsTotal})` : undefined;
     if (placeholder) problems.push(placeholder);
+    const unusable = s.normalisations['items-total-unusable'];
+    if (unusable) problems.push(`itemsTotal is not a count on ${plural(unusable, 'page')} (sent ${s.unusableItemsTotal ?? 'something else'}): the total is unknown`);
     ctx.add(name, 'must', problems.length === 0, problems.length ? problems.join('; ') : `${plural(s.pages, 'page')}, ${s.items + s.invalid} distinct items = itemsTotal`);
   }
 }
@@ -55,11 +63,12 @@ export function checkOrder(ctx: CheckContext, entity: Entity, walks: Walks): voi
     return;
   }
   const bad = [...asc.summary.anomalies.map((a) => ['asc', a] as const), ...desc.summary.anomalies.map((a) => ['desc', a] as const)].flatMap(([o, a]) => (a.kind === 'sort-order' ? [[o, a] as const] : []));
-  const missing = asc.summary.normalisations['last-updated-missing'];
+  // Counted on the distinct items read (quarantined ones have no sort key to judge).
+  const missing = [...asc.items, ...asc.stubs].filter((x) => x.last_updated === undefined).length;
   const orderDetail = bad.length
     ? `${plural(bad.length, 'item')} out of order, first: "${bad[0][1]._id}" after "${bad[0][1].previousId}" (${bad[0][0]}; key is (last_updated, _id))`
     : missing
-      ? `${plural(missing, 'item')} without last_updated: no sort key to follow`
+      ? `${plural(missing, 'item')} without last_updated: no sort key to follow${asc.invalid.length ? ` (and ${plural(asc.invalid.length, 'quarantined item')} not judged)` : ''}`
       : 'asc and desc follow (last_updated, _id)';
   ctx.add(`${entity}.sort-order`, 'must', bad.length === 0 && !missing, orderDetail);
   // An ids-only list is judged on its stubs (a list mixing both is judged on its whole items).
@@ -98,11 +107,12 @@ export function checkItems(ctx: CheckContext, entity: Entity, walks: Walks): voi
     ctx.add(`${entity}.ids`, 'must', false, failed(asc));
     return;
   }
-  const invalid = [...asc.invalid, ...desc.invalid];
+  const invalid = distinctInvalid(asc.invalid, desc.invalid);
   const noId = invalid.filter((x) => /^_id\b/.test(x.error));
   const typeErrors = invalid.filter((x) => !/^_id\b/.test(x.error));
   const n = asc.summary.normalisations;
-  const converted = Object.entries(n).filter(([k]) => ['number-from-string', 'string-from-number', 'date-from-epoch-ms', 'timestamp-from-composite', 'null-dropped'].includes(k));
+  // Whatever the item reader changed but keying an item by its natural key (the `ids` check's).
+  const converted = Object.entries(n).filter(([k]) => k !== 'id-from-natural-key' && (NORMALISATION_KINDS as readonly string[]).includes(k));
   const stubs = asc.summary.stubs;
   // An ids-only list is the deployed "list by id" mode: callers read each item by ?id= (checked by
   // the by-id group), so it is a `should` against the interface's text, not a broken list.
@@ -120,6 +130,17 @@ export function checkItems(ctx: CheckContext, entity: Entity, walks: Walks): voi
   const natural = n['id-from-natural-key'] ? [`${plural(n['id-from-natural-key'], 'item')} without _id (keyed by its natural key)`] : [];
   const idProblems = [...(noId.length ? [`${plural(noId.length, 'item')} without a valid _id: ${noId[0].error}`] : []), ...natural];
   ctx.add(`${entity}.ids`, 'must', idProblems.length === 0, idProblems.length ? idProblems.join('; ') : 'every item has an _id');
+}
+
+/**
+ * The quarantined items of both walks, each once: the asc walk's, and those of the desc walk with
+ * an `_id` the asc walk did not quarantine (an item without an id cannot be matched across walks,
+ * and the asc walk read the same list).
+ */
+function distinctInvalid(asc: readonly InvalidItem[], desc: readonly InvalidItem[]): InvalidItem[] {
+  const ids = new Set<string>();
+  const fresh = (x: InvalidItem) => x._id !== undefined && !ids.has(x._id) && Boolean(ids.add(x._id));
+  return [...asc.filter((x) => x._id === undefined || fresh(x)), ...desc.filter(fresh)];
 }
 
 /** A second full asc read, right after, returns the same items in the same order. */

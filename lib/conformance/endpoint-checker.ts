@@ -10,7 +10,8 @@
  * The checks are strict about transport on purpose: the caller they use does not retry, so a store
  * that drops connections, answers 5xx, rate limits or stalls fails the reads it broke.
  */
-import { ENTITIES, type Entity } from '../contract/webhook';
+import type { Entity } from '../contract/webhook';
+import { InvalidOptionError } from '../errors';
 import { createStoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import { createCheckContext, type Capture, type CheckContext, type CheckResult } from './check-context';
@@ -74,9 +75,11 @@ export function passes(checks: readonly CheckResult[], strict = false): boolean 
 export async function checkEndpoints(options: EndpointCheckOptions): Promise<CheckReport> {
   const { writes = false, strict = false, jobid = 1, onCheck, byIdSamples = 5, signal, ...clientOptions } = options;
   const client = createStoreClient({ ...clientOptions, retry: 0 });
+  if (writes && !client.config.entities.includes('orders')) throw new InvalidOptionError('writes', 'probes order writes: the connection needs an orders URL (or a base URL)');
   const ctx = createCheckContext(client, { key: options.svcKey, jobid, byIdSamples, signal, onCheck });
   const walks: Partial<Record<Entity, Capture<Entity>>> = {};
-  for (const entity of ENTITIES) walks[entity] = await checkEntity(ctx, entity);
+  // A connection may cover a subset of the entities (a products-only store): those are checked.
+  for (const entity of client.config.entities) walks[entity] = await checkEntity(ctx, entity);
   if (writes) await checkWrites(ctx, walks.products as Capture<'products'> | undefined);
   return { ok: passes(ctx.checks, strict), checks: ctx.checks };
 }

@@ -8,7 +8,14 @@
  * Every change is lossless or refused: a numeric string becomes a number only when the double
  * writes back as the same decimal (`decimalStringToNumber`); anything the reader cannot convert
  * exactly is left as it is, and the schema then refuses the item with a message naming the field.
- * An item is returned only when it is valid afterwards, so nothing invalid is ever stored, and each
+ *
+ * **It repairs rather than refuses where nothing is lost.** A member whose value is empty (`null`,
+ * or `""` where a number or an object belongs) is absent; a member whose *required* part is empty
+ * (a video `{"url": null}`, a price without its `number`, a `total` without its `currency`) is
+ * dropped whole, the smallest optional unit that holds it (an array entry, an optional member), and
+ * the item is kept. An item is quarantined only when no valid item remains: no usable id, or a
+ * value present that cannot be read without loss (`quantity: "2.5"`, `title: {…}`). An item is
+ * returned only when it is valid afterwards, so nothing invalid is ever stored, and each
  * normalisation is listed (path and kind) for the caller to count and report.
  *
  * @example
@@ -33,8 +40,12 @@ export const NORMALISATION_KINDS = [
   'date-from-epoch-ms',
   /** `last_updated` as `"<ms> - <n>"` (a deployed daemon's row counter): the milliseconds are kept. */
   'timestamp-from-composite',
-  /** A `null` member: treated as absent. */
+  /** A `null` member or array entry: treated as absent. */
   'null-dropped',
+  /** `""` where a number, an object, an array or `_id` belongs: treated as absent. */
+  'empty-dropped',
+  /** A member whose required part was empty (a video `{"url": null}`, a price without `number`): dropped whole, the item kept. */
+  'incomplete-member-dropped',
   /** No `_id`: the item is keyed by its `sku` (products) or `orderid` (orders). */
   'id-from-natural-key',
 ] as const;
@@ -50,17 +61,31 @@ export type ReadItemResult<T> =
   | { readonly ok: true; readonly item: T; readonly normalisations: readonly Normalisation[]; readonly unknownFields: readonly string[] }
   | { readonly ok: false; readonly error: string; readonly normalisations: readonly Normalisation[] };
 
-/** What the reader knows of a schema: where strings and numbers belong. */
+/** What the reader knows of a schema: where strings and numbers belong, and which members are required. */
 type Leaf = 'string' | 'number' | 'date' | 'timestamp' | 'other';
-type Node = { readonly fields: ReadonlyMap<string, Node> } | { readonly element: Node } | { readonly leaf: Leaf };
+type Node =
+  | { readonly fields: ReadonlyMap<string, Node>; readonly required: ReadonlySet<string> }
+  | { readonly element: Node }
+  | { readonly leaf: Leaf };
 
 const DATE_FIELDS = new Set(['dateCreated', 'dateClosed']);
 const compiled = new WeakMap<z.ZodType, Node>();
 
+type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType };
+const defOf = (schema: z.ZodType) => (schema as unknown as { def: Def }).def;
+
+/** Whether a member's schema accepts its absence. */
+function isOptional(schema: z.ZodType): boolean {
+  const def = defOf(schema);
+  if (def.type === 'optional' || def.type === 'default') return true;
+  if (def.type === 'nullable' || def.type === 'readonly') return isOptional(def.innerType!);
+  return def.type === 'pipe' && isOptional(def.in!);
+}
+
 function nodeOf(schema: z.ZodType, field = ''): Node {
   const cached = field === '' ? compiled.get(schema) : undefined;
   if (cached) return cached;
-  const def = (schema as unknown as { def: { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType } }).def;
+  const def = defOf(schema);
   let node: Node;
   switch (def.type) {
     case 'optional':
@@ -72,8 +97,12 @@ function nodeOf(schema: z.ZodType, field = ''): Node {
       return nodeOf(def.in!, field);
     case 'object': {
       const fields = new Map<string, Node>();
-      for (const [key, child] of Object.entries(def.shape!)) fields.set(key, nodeOf(child, key));
-      node = { fields };
+      const required = new Set<string>();
+      for (const [key, child] of Object.entries(def.shape!)) {
+        fields.set(key, nodeOf(child, key));
+        if (!isOptional(child)) required.add(key);
+      }
+      node = { fields, required };
       break;
     }
     case 'array':
@@ -119,7 +148,14 @@ function convertLeaf(leaf: Leaf, value: unknown): { value: unknown; kind: Normal
   }
 }
 
-/** Walks `value` along `node`, converting leaves and dropping nulls in place. */
+/** What an empty value is, where `node` belongs: `null` anywhere; `""` where no string belongs. */
+function emptyKind(value: unknown, node: Node): NormalisationKind | undefined {
+  if (value === null) return 'null-dropped';
+  if (value !== '') return undefined;
+  return 'leaf' in node && (node.leaf === 'string' || node.leaf === 'date' || node.leaf === 'other') ? undefined : 'empty-dropped';
+}
+
+/** Walks `value` along `node`, converting leaves and dropping empty members in place (array entries are left to `repair`). */
 function normalise(value: unknown, node: Node, path: string, out: Normalisation[]): void {
   if ('element' in node) {
     if (!Array.isArray(value)) return;
@@ -135,9 +171,11 @@ function normalise(value: unknown, node: Node, path: string, out: Normalisation[
 
 function normaliseMember(container: Record<string, unknown> | unknown[], key: string | number, node: Node, path: string, out: Normalisation[]): void {
   const value = (container as Record<string | number, unknown>)[key];
-  if (value === null && !Array.isArray(container)) {
+  const empty = emptyKind(value, node);
+  if (empty) {
+    if (Array.isArray(container)) return; // an empty entry: `repair` drops it (indices must not move mid-walk)
     delete (container as Record<string, unknown>)[key as string];
-    out.push({ path, kind: 'null-dropped' });
+    out.push({ path, kind: empty });
     return;
   }
   if ('leaf' in node) {
@@ -151,10 +189,77 @@ function normaliseMember(container: Record<string, unknown> | unknown[], key: st
   normalise(value, node, path, out);
 }
 
+/** One step of a path from the item down to a member: the container, the key, and what the schema says of the member. */
+interface Step {
+  readonly container: Record<string, unknown> | unknown[];
+  readonly key: string | number;
+  /** Whether the member may be left out: an array entry, a record's entry, an optional member. */
+  readonly droppable: boolean;
+}
+
+/** The steps from `item` to the member at `path`, while the value has the shape to follow. */
+function stepsTo(item: Record<string, unknown>, root: Node, path: ReadonlyArray<PropertyKey>): Step[] {
+  const steps: Step[] = [];
+  let value: unknown = item;
+  let node: Node | undefined = root;
+  for (const seg of path) {
+    if (typeof value !== 'object' || value === null || typeof seg === 'symbol') break;
+    const container = value as Record<string, unknown> | unknown[];
+    let droppable = true; // an array entry, or the entry of a record (a node the reader does not map)
+    if (node && 'fields' in node && typeof seg === 'string') {
+      droppable = !node.required.has(seg);
+      node = node.fields.get(seg);
+    } else node = node && 'element' in node ? node.element : undefined;
+    steps.push({ container, key: seg as string | number, droppable });
+    value = (container as Record<string | number, unknown>)[seg as string | number];
+  }
+  return steps;
+}
+
+const isEmpty = (v: unknown) => v === undefined || v === null || v === '';
+const dotted = (steps: readonly Step[], upTo: number) => steps.slice(0, upTo + 1).map((s) => s.key).join('.');
+
+/**
+ * Drops the smallest optional unit holding each empty value the schema refused (a missing required
+ * part, a `null` entry), in place. Returns false when an issue is not an empty value (something
+ * would be lost) or has no optional unit around it (the item's own `_id`).
+ */
+function repair(item: Record<string, unknown>, root: Node, issues: readonly z.core.$ZodIssue[], out: Normalisation[]): boolean {
+  const drops = new Map<object, Map<string | number, { path: string; kind: NormalisationKind }>>();
+  for (const issue of issues) {
+    const steps = stepsTo(item, root, issue.path);
+    if (steps.length !== issue.path.length) return false;
+    const last = steps[steps.length - 1];
+    const value = last && (last.container as Record<string | number, unknown>)[last.key];
+    if (!last || !isEmpty(value)) return false;
+    let at = steps.length - 1;
+    while (at >= 0 && !steps[at].droppable) at--;
+    if (at < 0) return false;
+    const unit = steps[at];
+    const kind: NormalisationKind = at < steps.length - 1 ? 'incomplete-member-dropped' : value === null ? 'null-dropped' : 'empty-dropped';
+    let keys = drops.get(unit.container);
+    if (!keys) drops.set(unit.container, (keys = new Map()));
+    if (!keys.has(unit.key)) keys.set(unit.key, { path: dotted(steps, at), kind });
+  }
+  for (const [container, keys] of drops) {
+    // Array entries from the last one down, so the indices still to drop do not move.
+    for (const key of [...keys.keys()].sort((a, b) => (typeof a === 'number' && typeof b === 'number' ? b - a : 0))) {
+      if (Array.isArray(container)) container.splice(key as number, 1);
+      else delete (container as Record<string, unknown>)[key as string];
+      out.push(keys.get(key)!);
+    }
+  }
+  return drops.size > 0;
+}
+
+/** Rounds of repair before the reader gives up (each one can only remove members, so few are ever needed). */
+const MAX_REPAIRS = 4;
+
 /**
  * Reads one item of `entity` as a peer sent it: normalises it **in place** (pass freshly parsed
- * JSON, or a copy), then parses it with the webhook schema (unknown members stripped and listed,
- * forbidden keys refused). `label` prefixes paths in the error (e.g. `products.3`).
+ * JSON, or a copy), repairs what is empty (`repair`), then parses it with the webhook schema
+ * (unknown members stripped and listed, forbidden keys refused). `label` prefixes paths in the
+ * error (e.g. `products.3`).
  */
 export function readItem<E extends Entity>(entity: E, raw: unknown, label = ''): ReadItemResult<ItemOf<E>> {
   const d = entityOf(entity);
@@ -162,8 +267,13 @@ export function readItem<E extends Entity>(entity: E, raw: unknown, label = ''):
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, error: `${label ? `${label}: ` : ''}expected a JSON object (a ${d.noun})`, normalisations };
   }
-  normalise(raw, nodeOf(d.schema), '', normalisations);
+  const root = nodeOf(d.schema);
+  normalise(raw, root, '', normalisations);
   const item = raw as Record<string, unknown>;
+  if (item._id === '') {
+    delete item._id;
+    normalisations.push({ path: '_id', kind: 'empty-dropped' });
+  }
   if (item._id === undefined) {
     const natural = item[d.naturalKey];
     if (typeof natural === 'string' && natural !== '') {
@@ -171,7 +281,12 @@ export function readItem<E extends Entity>(entity: E, raw: unknown, label = ''):
       normalisations.push({ path: '_id', kind: 'id-from-natural-key' });
     }
   }
-  const parsed = parseWire(d.schema, item, label);
+  let parsed = parseWire(d.schema, item, label);
+  for (let round = 0; !parsed.ok && round < MAX_REPAIRS; round++) {
+    const checked = d.schema.safeParse(item);
+    if (checked.success || !repair(item, root, checked.error.issues, normalisations)) break;
+    parsed = parseWire(d.schema, item, label);
+  }
   if (!parsed.ok) return { ok: false, error: parsed.error, normalisations };
   return { ok: true, item: parsed.value as ItemOf<E>, normalisations, unknownFields: parsed.unknownFields };
 }

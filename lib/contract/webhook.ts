@@ -56,7 +56,8 @@ export const SkuSchema = z.string().regex(WITHOUT_FORBIDDEN_CHARACTERS, NO_FORBI
 /**
  * The request header that makes a write idempotent (IETF draft "The Idempotency-Key HTTP Header
  * Field"; Stripe's `Idempotency-Key`): a repeat of the request with the same key is answered from
- * the first one's record instead of writing again (docs/writes.md "Idempotency-Key").
+ * the first one's record instead of writing again (docs/writes.md "Idempotency-Key"). The caller
+ * sends one on every create and reuses it on each retry (docs/client.md "Creates").
  */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 

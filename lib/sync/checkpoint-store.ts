@@ -34,11 +34,16 @@ export interface RunCheckpoint {
   jobid: number;
   mode: 'full' | 'incremental';
   startedAt: number;
-  /** Entities finished in this run. */
+  /** Entities finished in this job (a resumed run walks them again: their data must not freeze). */
   done: Entity[];
-  /** The entity being walked and where its walk resumes (absent: from its start). */
+  /** The entity being walked. */
   entity?: Entity;
+  /** Where each unfinished entity's walk resumes (absent: from its start). */
+  positions?: Partial<Record<Entity, WalkPosition>>;
+  /** Written by older versions: where `entity`'s walk resumes. Read as `positions[entity]`. */
   position?: WalkPosition;
+  /** Resumed runs started on this job; a run that finds `maxResumes` of them starts a fresh job. */
+  resumes?: number;
   progress: Record<Entity, EntityProgress>;
   /** Highest `last_updated` written so far in this run. */
   highWater: Partial<Record<Entity, number>>;
@@ -110,7 +115,9 @@ const StateSchema = z.object({
       startedAt: z.number(),
       done: z.array(z.enum(['products', 'orders'])),
       entity: z.enum(['products', 'orders']).optional(),
+      positions: z.object({ products: PositionSchema.optional(), orders: PositionSchema.optional() }).optional(),
       position: PositionSchema.optional(),
+      resumes: z.number().int().nonnegative().optional(),
       progress: z.object({ products: ProgressSchema, orders: ProgressSchema }),
       highWater: EntityNumbers,
       stopBelow: EntityNumbers,

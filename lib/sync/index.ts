@@ -4,10 +4,11 @@
  * health), and the distributed form on Redis and BullMQ (`docs/scaling-sync.md`).
  */
 export { runSync, type SyncMode, type EntityReport, type SyncReport, type RunError, type SyncEvent, type SyncRunOptions } from './sync-run';
+export type { ResumeInfo, AbandonedJob } from './sync-run-context';
 export { MemoryCheckpointStore, JsonFileCheckpointStore, type EntityProgress, type RunCheckpoint, type SyncState, type CheckpointStore } from './checkpoint-store';
 export { SyncBusyError, SyncRunFailedError } from './sync-errors';
 export { IntervalScheduler, type IntervalSchedulerOptions } from './interval-scheduler';
-export { createSyncConnection, type SyncConnectionOptions, type PushResult, type SyncConnection } from './sync-connection';
+export { createSyncConnection, type SyncConnectionOptions, type PushResult, type PushOptions, type SyncConnection } from './sync-connection';
 export { SYNC_OUTCOMES, type SyncOutcome, type SyncObservation, type SyncObserver } from './sync-observer';
 export { createSyncMetrics, type SyncMetrics } from './sync-metrics';
 export { JsonFileSyncHealth, runsFileBeside } from './file-sync-health';

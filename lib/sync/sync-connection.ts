@@ -7,7 +7,8 @@ import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter, type GuardedEntityStore } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';
-import { createStoreClient, type StoreClient } from '../client/store-client';
+import { idempotencyKeyOf } from '../client/idempotency';
+import { createStoreClient, type StoreClient, type WritableItem } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import type { WriteMessage } from '../contract/messages';
 import { MemoryCheckpointStore, type CheckpointStore } from './checkpoint-store';
@@ -38,9 +39,18 @@ export interface SyncConnectionOptions {
 
 /** The outcome of pushing a change to the store: never an exception. */
 export type PushResult<T> =
+  /** `item` is the store's: for a create, with the `_id` the store assigned. */
   | { status: 'accepted'; item: T; warnings: unknown[] }
   | { status: 'rejected'; error: string; reasons: WriteMessage[]; warnings: unknown[] }
-  | { status: 'failed'; error: { name: string; code?: string; message: string; status?: number } };
+  /** `idempotencyKey`: the key a create was sent with; push it again with that key to retry it without creating the item twice. */
+  | { status: 'failed'; error: { name: string; code?: string; message: string; status?: number }; idempotencyKey?: string };
+
+/** Options of a push: the `jobid` (default: the connection's current one) and, for a create, its `Idempotency-Key` (default: a new one). */
+export interface PushOptions {
+  jobid?: number;
+  signal?: AbortSignal;
+  idempotencyKey?: string;
+}
 
 export interface SyncConnection {
   readonly id: string;
@@ -52,8 +62,9 @@ export interface SyncConnection {
   /** Stops the schedule; `abort: true` also aborts a run in progress (it resumes next time). */
   stop(options?: { abort?: boolean }): Promise<void>;
   readonly lastReport: SyncReport | undefined;
-  pushOrder(order: Order, options?: { jobid?: number; signal?: AbortSignal }): Promise<PushResult<Order>>;
-  pushProduct(product: Product, options?: { jobid?: number; signal?: AbortSignal }): Promise<PushResult<Product>>;
+  /** Updates the order in the store (with `_id`) or creates it (without: the store assigns the id, which the result and the sink keep). */
+  pushOrder(order: WritableItem<'orders'>, options?: PushOptions): Promise<PushResult<Order>>;
+  pushProduct(product: WritableItem<'products'>, options?: PushOptions): Promise<PushResult<Product>>;
 }
 
 /**
@@ -147,23 +158,29 @@ export function createSyncConnection(options: SyncConnectionOptions): SyncConnec
 
 /**
  * Sends one change to the store and, when it is accepted, keeps the service's copy in step with the
- * item as the store now holds it. Never throws: the result says what happened.
+ * item as the store now holds it — for a create, under the `_id` the store assigned, so a later
+ * update of it reaches the same store item. A create carries an `Idempotency-Key`, the same on every
+ * retry (and in a failed result, to retry it later), so a retry after a lost reply creates nothing
+ * twice. Never throws: the result says what happened.
  */
 async function pushItem<E extends Entity>(
   conn: { client: StoreClient; sink: GuardedAdapter; checkpoints: CheckpointStore; id: string },
   entity: E,
-  item: ItemOf<E>,
-  o: { jobid?: number; signal?: AbortSignal } = {},
+  item: WritableItem<E>,
+  o: PushOptions = {},
 ): Promise<PushResult<ItemOf<E>>> {
+  let idempotencyKey: string | undefined;
   try {
+    idempotencyKey = idempotencyKeyOf(item, o.idempotencyKey);
     const jobid = o.jobid ?? ((await conn.checkpoints.load(conn.id))?.jobid ?? 0);
-    const r = await conn.client.write(entity, item, { jobid, signal: o.signal });
+    const r = await conn.client.write(entity, item, { jobid, signal: o.signal, idempotencyKey });
     if (!r.ok) return { status: 'rejected', error: r.error, reasons: r.reasons, warnings: r.warnings };
     const store: GuardedEntityStore<E> = conn.sink.entity(entity);
     await store.upsert(r.item, { lastUpdated: 'keep', now: Date.now(), signal: o.signal ?? new AbortController().signal });
     return { status: 'accepted', item: r.item, warnings: r.warnings };
   } catch (err) {
     const e = err as Error & { code?: string; status?: number };
-    return { status: 'failed', error: { name: e.name ?? 'Error', code: e.code, message: e.message ?? String(err), status: e.status } };
+    const error = { name: e.name ?? 'Error', code: e.code, message: e.message ?? String(err), status: e.status };
+    return idempotencyKey === undefined ? { status: 'failed', error } : { status: 'failed', error, idempotencyKey };
   }
 }

@@ -106,10 +106,14 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
   }
   run.progress[entity] = p;
   if (hw !== undefined) run.highWater[entity] = hw;
-  run.position = part.reachedBoundary ? undefined : part.page.position;
-  ctx.itemsTotal[entity] = part.page.paging.itemsTotal;
+  const position = part.reachedBoundary ? undefined : part.page.position;
+  run.positions ??= {};
+  if (position) run.positions[entity] = position;
+  else delete run.positions[entity];
+  // A placeholder or a value that is not a count is no total: the report leaves it out.
+  ctx.itemsTotal[entity] = part.page.totalKnown ? part.page.paging.itemsTotal : undefined;
   await ctx.save();
-  ctx.emit({ type: 'page', entity, seen: p.seen, itemsTotal: part.page.paging.itemsTotal, written: p.written, position: run.position });
+  ctx.emit({ type: 'page', entity, seen: p.seen, itemsTotal: part.page.paging.itemsTotal, totalKnown: part.page.totalKnown, written: p.written, position });
 }
 
 function quarantine(ctx: RunContext, entity: Entity, p: EntityProgress, invalid: readonly InvalidItem[]): void {

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidOptionError } from '../errors';
+import type { Entity } from '../contract/webhook';
 import type { SyncObservation, SyncObserver, SyncOutcome } from './sync-observer';
 
 export interface LastRunEntity {
@@ -33,6 +34,8 @@ export interface LastRun {
   resumed: boolean;
   attempt: number;
   worker?: string;
+  /** The entities the connection covers (a products-only store: `['products']`), when the run says. */
+  entities?: Entity[];
   products: LastRunEntity;
   orders: LastRunEntity;
   requests: number;
@@ -106,6 +109,7 @@ export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous
     resumed: o.report.resumed,
     attempt: o.attempt,
     ...(o.worker ? { worker: o.worker } : {}),
+    ...(o.report.entities ? { entities: [...o.report.entities] } : {}),
     products: entity('products'),
     orders: entity('orders'),
     requests: o.requests,

@@ -21,9 +21,11 @@ export interface SyncMetrics extends SyncObserver {
  * - `sync_requests_total`, `sync_request_retries_total` — HTTP attempts and retries to stores;
  * - `sync_run_retries_total` — runs that were a queue's retry (a failed or crashed attempt before);
  * - `sync_resumed_runs_total` — runs that continued an earlier run's checkpoint;
- * - `sync_items_total{entity, result}` — items of *completed* runs by `result` (`written`,
- *   `unchanged`, `invalid`, `duplicate`). A failed attempt adds nothing here: its items are
- *   counted once, by the run that completes it (a resumed run's report covers the resumed parts).
+ * - `sync_items_total{entity, result}` — items of *completed entity walks* by `result` (`written`,
+ *   `unchanged`, `invalid`, `duplicate`), counted by the run in which the walk completed (a failed
+ *   run counts the entities it did complete). A walk cut short adds nothing here: its items are
+ *   counted once, by the run that completes it (a resumed walk's report covers its earlier parts).
+ *   A resumed run walks the entities the job had finished again: that new walk counts what it did.
  *
  * @example
  * ```ts
@@ -49,7 +51,7 @@ export function createSyncMetrics(target?: Registry | Metrics): SyncMetrics {
   const resumed: Counter = metrics.counter({ name: 'sync_resumed_runs_total', help: 'Sync runs that continued the checkpoint of an earlier run' });
   const items: Counter<'entity' | 'result'> = metrics.counter({
     name: 'sync_items_total',
-    help: 'Items handled by completed sync runs, by entity and result (written, unchanged, invalid, duplicate)',
+    help: 'Items handled by completed entity walks of sync runs, by entity and result (written, unchanged, invalid, duplicate)',
     labelNames: ['entity', 'result'],
   });
 
@@ -63,9 +65,9 @@ export function createSyncMetrics(target?: Registry | Metrics): SyncMetrics {
       httpRetries.inc(o.retries);
       if (o.attempt > 1) runRetries.inc();
       if (o.report.resumed) resumed.inc();
-      if (o.outcome === 'failed') return;
       for (const entity of REPORT_ENTITIES) {
         const r = o.report[entity];
+        if (!r.complete) continue;
         items.inc({ entity, result: 'written' }, r.written);
         items.inc({ entity, result: 'unchanged' }, r.unchanged);
         items.inc({ entity, result: 'invalid' }, r.invalid);

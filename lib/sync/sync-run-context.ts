@@ -8,10 +8,27 @@ import type { GuardedAdapter } from '../adapter-guard';
 import type { WalkAnomaly } from '../client/catalog-walk';
 import { totalNormalisations, type InvalidItem } from '../client/store-reply';
 import type { EntityProgress, RunCheckpoint, SyncState } from './checkpoint-store';
-import type { EntityReport, SyncEvent, SyncMode, SyncRunOptions } from './sync-run';
+import type { EntityReport, RunError, SyncEvent, SyncMode, SyncRunOptions } from './sync-run';
 
 /** The first quarantined items and anomalies a report lists (counts are in the entity reports). */
 export const MAX_LISTED = 100;
+
+/** Resumed runs of one job that may fail before the next run starts a fresh job (`maxResumes`). */
+export const DEFAULT_MAX_RESUMES = 3;
+
+/** The job a resumed run continues: its `jobid`, since when (ISO 8601), and which resume this is (1: the first). */
+export interface ResumeInfo {
+  jobid: number;
+  since: string;
+  resumes: number;
+}
+
+/** A job's checkpoint that this run set aside to start a fresh job, and why. */
+export interface AbandonedJob {
+  jobid: number;
+  since: string;
+  reason: string;
+}
 
 export const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0, stubs: 0, fetchedById: 0, normalisations: {} });
 
@@ -20,8 +37,12 @@ export class RunContext {
   readonly anomalies: Array<WalkAnomaly & { entity: Entity }> = [];
   /** The store's last `itemsTotal` per entity. */
   readonly itemsTotal: Partial<Record<Entity, number>> = {};
-  /** Entities whose walk reached its end in this run (or an earlier part of it). */
+  /** Entities whose walk reached its end in this run. */
   readonly complete: Partial<Record<Entity, boolean>> = {};
+  /** Why each entity that failed in this run stopped. */
+  readonly errors: Partial<Record<Entity, RunError>> = {};
+  /** A checkpoint save failed: the run stops (the next run could not resume consistently). */
+  saveFailed = false;
   private readonly stats0: { requests: number; retries: number };
   /** Requests and retries of the run's earlier parts (a resumed run). */
   private readonly base: { requests: number; retries: number };
@@ -31,31 +52,55 @@ export class RunContext {
     readonly sink: GuardedAdapter,
     readonly state: SyncState,
     readonly run: RunCheckpoint,
-    readonly resumed: boolean,
+    /** The entities this run walks: the connection's (`options.entities`, else those its client covers). */
+    readonly entities: readonly Entity[],
     readonly started: number,
+    /** Set when this run continues a checkpoint. */
+    readonly resume: ResumeInfo | undefined,
+    /** Set when this run set a checkpoint aside to start a fresh job. */
+    readonly abandoned: AbandonedJob | undefined,
   ) {
     this.stats0 = { ...options.client.stats };
     this.base = { requests: run.requests, retries: run.retries };
-    for (const e of run.done) this.complete[e] = true;
   }
 
-  /** Loads the connection's state: resumes its checkpoint, or starts job `last + 1`. */
-  static async open(options: SyncRunOptions, sink: GuardedAdapter): Promise<RunContext> {
+  /**
+   * Loads the connection's state and resumes its checkpoint (same job, same mode, each unfinished
+   * entity from its position); or starts job `last + 1`, also when the checkpoint is of another
+   * mode than the one asked for, or when `maxResumes` resumed runs have not completed it.
+   */
+  static async open(options: SyncRunOptions, sink: GuardedAdapter, entities: readonly Entity[]): Promise<RunContext> {
     const started = (options.now ?? Date.now)();
     const state: SyncState = (await options.checkpoints.load(options.connectionId)) ?? { jobid: 0 };
-    const mode: SyncMode = state.run?.mode ?? options.mode ?? 'full';
-    const run: RunCheckpoint = state.run ?? {
+    const saved = state.run;
+    const since = (run: RunCheckpoint) => new Date(run.startedAt).toISOString();
+    const setAside = saved && whySetAside(saved, options);
+    if (saved && !setAside) {
+      if (saved.position && saved.entity) saved.positions = { [saved.entity]: saved.position, ...saved.positions };
+      delete saved.position;
+      saved.resumes = (saved.resumes ?? 0) + 1;
+      return new RunContext(options, sink, state, saved, entities, started, { jobid: saved.jobid, since: since(saved), resumes: saved.resumes }, undefined);
+    }
+    const mode: SyncMode = options.mode ?? 'full';
+    const run: RunCheckpoint = {
       jobid: state.jobid + 1,
       mode,
       startedAt: started,
       done: [],
+      positions: {},
       progress: { products: emptyProgress(), orders: emptyProgress() },
       highWater: {},
       stopBelow: mode === 'incremental' ? { ...state.highWater } : {},
       requests: 0,
       retries: 0,
     };
-    return new RunContext(options, sink, state, run, state.run !== undefined, started);
+    const abandoned = saved && setAside ? { jobid: saved.jobid, since: since(saved), reason: setAside } : undefined;
+    return new RunContext(options, sink, state, run, entities, started, undefined, abandoned);
+  }
+
+  /** Whether this run continues a checkpoint left by an earlier one. */
+  get resumed(): boolean {
+    return this.resume !== undefined;
   }
 
   get mode(): SyncMode {
@@ -85,22 +130,38 @@ export class RunContext {
     this.run.retries = this.base.retries + stats.retries - this.stats0.retries;
   }
 
-  /** Saves the checkpoint (the state with the run in progress). */
+  /** Saves the checkpoint (the state with the run in progress). A failure stops the run (`saveFailed`). */
   async save(): Promise<void> {
     this.countRequests();
     this.state.jobid = Math.max(this.state.jobid, this.run.jobid);
     this.state.run = this.run;
-    await this.options.checkpoints.save(this.options.connectionId, this.state);
+    try {
+      await this.options.checkpoints.save(this.options.connectionId, this.state);
+    } catch (err) {
+      this.saveFailed = true;
+      throw err;
+    }
+  }
+
+  /**
+   * Folds the run's high water of `entities` into the state: an entity whose walk is complete
+   * moves its boundary at once, whatever the others do (an entity that keeps failing must not
+   * hold the others' incremental boundary back).
+   */
+  foldHighWater(entities: readonly Entity[]): void {
+    const highWater = { ...this.state.highWater };
+    for (const e of entities) {
+      const hw = this.run.highWater[e];
+      if (hw !== undefined) highWater[e] = Math.max(highWater[e] ?? 0, hw);
+    }
+    this.state.highWater = highWater;
   }
 
   /** The run is over: folds its high water into the state and drops the checkpoint. */
   async saveFinished(): Promise<void> {
-    const highWater = { ...this.state.highWater };
-    for (const [e, hw] of Object.entries(this.run.highWater) as Array<[Entity, number | undefined]>) {
-      if (hw !== undefined) highWater[e] = Math.max(highWater[e] ?? 0, hw);
-    }
+    this.foldHighWater(this.entities);
     this.countRequests();
-    await this.options.checkpoints.save(this.options.connectionId, { jobid: Math.max(this.state.jobid, this.run.jobid), highWater });
+    await this.options.checkpoints.save(this.options.connectionId, { jobid: Math.max(this.state.jobid, this.run.jobid), highWater: this.state.highWater ?? {} });
   }
 
   listInvalid(entity: Entity, item: InvalidItem): void {
@@ -114,13 +175,25 @@ export class RunContext {
   }
 
   async entityReport(entity: Entity): Promise<EntityReport> {
-    const progress = this.run.progress[entity];
+    const progress = this.entities.includes(entity) ? this.run.progress[entity] : emptyProgress();
+    const error = this.errors[entity];
     return {
       count: await this.sink.entity(entity).count({ signal: new AbortController().signal }),
       ...progress,
       normalised: totalNormalisations(progress.normalisations ?? {}),
       itemsTotal: this.itemsTotal[entity],
       complete: Boolean(this.complete[entity]),
+      ...(error ? { error } : {}),
     };
   }
+}
+
+/** Why a saved checkpoint is not resumed (a fresh job starts instead), or `undefined` to resume it. */
+function whySetAside(run: RunCheckpoint, options: SyncRunOptions): string | undefined {
+  if (options.mode !== undefined && options.mode !== run.mode) return `mode ${options.mode} was asked for, the checkpoint's mode is ${run.mode}`;
+  const max = options.maxResumes ?? DEFAULT_MAX_RESUMES;
+  const resumes = run.resumes ?? 0;
+  if (max === 0) return 'maxResumes is 0: a checkpoint is never resumed';
+  if (resumes >= max) return `${resumes} resumed run${resumes === 1 ? '' : 's'} did not complete it (maxResumes ${max})`;
+  return undefined;
 }

@@ -10,11 +10,11 @@ import type { StoreAdapter } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import type { StoreClient } from '../client/store-client';
 import type { WalkAnomaly, WalkPosition } from '../client/catalog-walk';
-import { StoreBadRequestError } from '../client/client-errors';
+import { StoreAuthError, StoreBadRequestError } from '../client/client-errors';
 import { addNormalisations, type InvalidItem, type NormalisationCounts } from '../client/store-reply';
 import type { CheckpointStore, EntityProgress } from './checkpoint-store';
 import { SyncBusyError } from './sync-errors';
-import { RunContext } from './sync-run-context';
+import { RunContext, type AbandonedJob, type ResumeInfo } from './sync-run-context';
 import { syncEntity } from './sync-entity';
 
 export type SyncMode = 'full' | 'incremental';
@@ -24,10 +24,12 @@ export interface EntityReport extends EntityProgress {
   count: number;
   /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
   normalised?: number;
-  /** The store's last `itemsTotal`. */
+  /** The store's last `itemsTotal`; absent when unknown (a placeholder such as 999, or not a count). */
   itemsTotal?: number;
   /** Whether the walk reached its end (or, incremental, its boundary). */
   complete: boolean;
+  /** Why this entity's walk stopped in this run (the other entities were walked all the same). */
+  error?: RunError;
 }
 
 export interface SyncReport {
@@ -36,8 +38,14 @@ export interface SyncReport {
   connection: string;
   jobid: number;
   mode: SyncMode;
-  /** This run continued a checkpoint left by an earlier one. */
+  /** This run continued a checkpoint left by an earlier one (`resume` says which). */
   resumed: boolean;
+  /** The job this run resumed: its `jobid`, since when (ISO 8601), and which resume this is (1: the first). */
+  resume?: ResumeInfo;
+  /** A checkpoint this run set aside to start a fresh job (another mode was asked for, or `maxResumes` resumes failed), and why. */
+  abandoned?: AbandonedJob;
+  /** The entities the connection covers, which this run walked (a products-only store: `['products']`). The engine always sets it. */
+  entities?: Entity[];
   products: EntityReport;
   orders: EntityReport;
   /** HTTP requests (every attempt) and retries, over the whole run including resumed parts. */
@@ -67,7 +75,8 @@ export interface RunError {
 
 export type SyncEvent =
   | { type: 'run-start'; connection: string; jobid: number; mode: SyncMode; resumed: boolean }
-  | { type: 'page'; entity: Entity; seen: number; itemsTotal: number; written: number; position: WalkPosition | undefined }
+  /** `totalKnown: false`: the store's `itemsTotal` is a placeholder or not a count, and `itemsTotal` means nothing. */
+  | { type: 'page'; entity: Entity; seen: number; itemsTotal: number; totalKnown?: boolean; written: number; position: WalkPosition | undefined }
   | { type: 'invalid'; entity: Entity; item: InvalidItem }
   | { type: 'anomaly'; entity: Entity; anomaly: WalkAnomaly }
   | { type: 'entity-end'; entity: Entity; report: EntityReport }
@@ -81,8 +90,15 @@ export interface SyncRunOptions {
   checkpoints: CheckpointStore;
   /** `full` (default): walk everything `asc`. `incremental`: walk `desc` down to the high water. */
   mode?: SyncMode;
-  /** Default: both, products first. */
+  /** Default: those the client covers (`client.config.entities`; both, products first, with a base URL). */
   entities?: readonly Entity[];
+  /**
+   * Resumed runs of one job that may fail before the next run starts a fresh job instead (default
+   * 3; 0: never resume). A resumed run walks the entities the job had finished again, so no data
+   * freezes; a fresh job also drops a checkpoint that keeps failing (a position the store no longer
+   * serves).
+   */
+  maxResumes?: number;
   strategy?: 'auto' | 'offset' | 'cursor';
   /** Parallel offset pages (default 1). */
   concurrency?: number;
@@ -123,6 +139,18 @@ function checkOptions(o: SyncRunOptions): void {
   if (o.byIdConcurrency !== undefined && (!Number.isSafeInteger(o.byIdConcurrency) || o.byIdConcurrency < 1 || o.byIdConcurrency > 64)) {
     throw new InvalidOptionError('byIdConcurrency', 'must be an integer from 1 to 64');
   }
+  if (o.maxResumes !== undefined && (!Number.isSafeInteger(o.maxResumes) || o.maxResumes < 0 || o.maxResumes > 1000)) {
+    throw new InvalidOptionError('maxResumes', 'must be an integer from 0 to 1000');
+  }
+}
+
+/** The entities a run walks: those asked for, each one the client must cover; else those the client covers. */
+function entitiesOf(o: SyncRunOptions): readonly Entity[] {
+  const covered = o.client.config?.entities ?? ENTITIES;
+  if (o.entities === undefined) return covered;
+  const missing = o.entities.find((e) => !covered.includes(e));
+  if (missing) throw new InvalidOptionError('entities', `"${missing}" is not covered by the client (give its list URL, or a base URL)`);
+  return ENTITIES.filter((e) => o.entities!.includes(e));
 }
 
 /**
@@ -153,24 +181,48 @@ export async function runSync(options: SyncRunOptions): Promise<SyncReport> {
   }
 }
 
+/**
+ * Walks each entity in turn. An entity that fails does not hold the others back: its error is
+ * kept (the report's `error` is the first one) and the next entity is walked. Only an abort, a
+ * refused key (the same key goes to every entity) or a checkpoint that cannot be saved stops the
+ * run at once.
+ */
 async function execute(options: SyncRunOptions, sink: GuardedAdapter): Promise<SyncReport> {
-  const ctx = await RunContext.open(options, sink);
+  const ctx = await RunContext.open(options, sink, entitiesOf(options));
   await ctx.save(); // the new jobid is persisted before the first request carries it
   ctx.emit({ type: 'run-start', connection: options.connectionId, jobid: ctx.run.jobid, mode: ctx.mode, resumed: ctx.resumed });
   let error: SyncReport['error'];
-  try {
-    for (const entity of options.entities ?? ENTITIES) await walkEntity(ctx, entity);
-  } catch (err) {
-    error = options.signal?.aborted ? { name: 'AbortError', message: 'the run was aborted; the next run resumes from its checkpoint' } : errorSummary(err);
+  for (const entity of ctx.entities) {
+    try {
+      await walkEntity(ctx, entity);
+    } catch (err) {
+      if (options.signal?.aborted) {
+        error = { name: 'AbortError', message: 'the run was aborted; the next run resumes from its checkpoint' };
+        break;
+      }
+      ctx.errors[entity] = errorSummary(err);
+      error ??= ctx.errors[entity];
+      // The same key goes to every entity, and a checkpoint that cannot be saved cannot be resumed.
+      if (ctx.saveFailed || err instanceof StoreAuthError) break;
+    }
   }
   return closeRun(ctx, error);
 }
 
-/** Walks one entity (unless this run finished it already), then marks it done and reports it. */
+/**
+ * Walks one entity: an unfinished one from its saved position, any other from its start — also
+ * one the resumed job had finished, so a resume never serves that entity's data frozen at the
+ * job's first run (in incremental mode that walk stops at the entity's latest high water). Then
+ * marks it done, folds its high water in and reports it.
+ */
 async function walkEntity(ctx: RunContext, entity: Entity): Promise<void> {
   const { run } = ctx;
-  if (run.done.includes(entity)) return;
-  const start = run.entity === entity ? run.position : undefined;
+  const start = run.positions?.[entity];
+  if (run.done.includes(entity)) {
+    run.done = run.done.filter((e) => e !== entity);
+    const hw = ctx.state.highWater?.[entity];
+    if (ctx.mode === 'incremental' && hw !== undefined) run.stopBelow[entity] = hw;
+  }
   try {
     await syncEntity(ctx, entity, start);
   } catch (err) {
@@ -181,8 +233,9 @@ async function walkEntity(ctx: RunContext, entity: Entity): Promise<void> {
   }
   run.done.push(entity);
   run.entity = undefined;
-  run.position = undefined;
+  if (run.positions) delete run.positions[entity];
   ctx.complete[entity] = true;
+  ctx.foldHighWater([entity]);
   await ctx.save();
   ctx.emit({ type: 'entity-end', entity, report: await ctx.entityReport(entity) });
 }
@@ -200,6 +253,9 @@ async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<Sy
     jobid: ctx.run.jobid,
     mode: ctx.mode,
     resumed: ctx.resumed,
+    ...(ctx.resume ? { resume: ctx.resume } : {}),
+    ...(ctx.abandoned ? { abandoned: ctx.abandoned } : {}),
+    entities: [...ctx.entities],
     products,
     orders,
     requests: ctx.run.requests,

@@ -185,3 +185,21 @@ test('--writes on a store whose product list fails says so (not "lists no produc
     await store.close();
   }
 });
+
+test('an item quarantined in both walks is counted once; a products-only connection checks products only', async () => {
+  const store = await startFakeStore({
+    products: catalog.products,
+    orders: catalog.orders,
+    key: KEY,
+    transform: (b, ctx) => (ctx.entity === 'products' ? { ...b, products: products(b).map((p) => (p._id === catalog.products[2]._id ? { ...p, variations: [{ availabilities: [{ tag: 'default', quantity: 'many' }] }] } : p)) } : b),
+  });
+  try {
+    const report = await checkEndpoints({ urls: { listProducts: `${store.url}/products` }, svcKey: KEY });
+    expect(report.checks.every((c) => c.name.startsWith('products.'))).toBe(true);
+    // The desc walk quarantines the same item as the asc walk: one item, not two.
+    expect(report.checks.find((c) => c.name === 'products.types')!.detail).toMatch(/^1 item with wrong types, first "[^"]+": variations\.0\.availabilities\.0\.quantity/);
+    await expect(checkEndpoints({ urls: { listProducts: `${store.url}/products` }, svcKey: KEY, writes: true })).rejects.toThrow(/"writes": probes order writes: the connection needs an orders URL/);
+  } finally {
+    await store.close();
+  }
+});

@@ -5,7 +5,7 @@
 import { progressBar } from '../../lib/cli/commands/sync';
 import type { SyncEvent } from '../../lib/sync/sync-run';
 
-const page = (entity: 'products' | 'orders', seen: number, itemsTotal: number): SyncEvent => ({ type: 'page', entity, seen, itemsTotal, written: seen, position: undefined });
+const page = (entity: 'products' | 'orders', seen: number, itemsTotal: number, totalKnown?: boolean): SyncEvent => ({ type: 'page', entity, seen, itemsTotal, totalKnown, written: seen, position: undefined });
 
 /** What a terminal shows for the written text: `\r` returns to the line start and overwrites it. */
 function screen(text: string): string[] {
@@ -44,4 +44,13 @@ test('no output at all when no page came', () => {
   const bar = progressBar((s) => (out += s));
   bar.done();
   expect(out).toBe('');
+});
+
+test('an unknown itemsTotal (a placeholder, or php-mysql\'s count row) is shown as "?", never as a total of 0', () => {
+  let out = '';
+  const bar = progressBar((s) => (out += s));
+  bar.update(page('products', 50, 0, false));
+  bar.update(page('products', 310, 0, false));
+  bar.done();
+  expect(screen(out)).toEqual([`products [${'-'.repeat(30)}] 310/?`]);
 });

@@ -40,7 +40,12 @@ test('one entity by its own URL, the other from the base; a {id} template puts t
 });
 
 test('a missing list URL, credentials or the key in a URL are refused, naming the option', () => {
-  expect(() => createStoreClient({ urls: { listProducts: 'https://shop.example/p' }, svcKey: KEY })).toThrow(/urls\.listOrders.*required without baseUrl/);
+  expect(() => createStoreClient({ urls: {}, svcKey: KEY })).toThrow(/urls\.listProducts.*required without baseUrl/);
+  // One list URL alone: a connection that covers that entity only (a products-only store).
+  const productsOnly = createStoreClient({ urls: { listProducts: 'https://shop.example/p' }, svcKey: KEY });
+  expect(productsOnly.config.entities).toEqual(['products']);
+  expect(productsOnly.config.urls).toEqual({ listProducts: 'https://shop.example/p', getProduct: 'https://shop.example/p', writeProduct: 'https://shop.example/p' });
+  expect(() => productsOnly.urlOf('getOrder', {}, '1')).toThrow(/urls\.getOrder.*is not configured: this connection covers products only/);
   expect(() => createStoreClient({ urls: { listProducts: 'https://u:p@shop.example/p', listOrders: 'https://shop.example/o' }, svcKey: KEY })).toThrow(/urls\.listProducts.*credentials/);
   expect(() => createStoreClient({ urls: { listProducts: `https://shop.example/p?key=${KEY}`, listOrders: 'https://shop.example/o' }, svcKey: KEY })).toThrow(/urls\.listProducts.*key/);
 });

@@ -56,7 +56,7 @@ describe('whole-catalog walk', () => {
     expect(items.map((p) => p._id)).toEqual(sortedIds);
     expect(walk.summary).toMatchObject({ pages: 5, items: 95, duplicates: 0, anomalies: [], complete: true, itemsTotal: 95 });
     expect(client.stats).toEqual({ requests: 5, retries: 0 });
-    expect(store!.requests.map((u) => u.searchParams.get('offset'))).toEqual([null, '20', '40', '60', '80']);
+    expect(store!.requests.map((u) => u.searchParams.get('offset'))).toEqual(['0', '20', '40', '60', '80']);
     expect(store!.requests.every((u) => u.searchParams.get('jobid') === '1' && !u.searchParams.has('limit'))).toBe(true);
   });
 

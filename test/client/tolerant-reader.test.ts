@@ -4,6 +4,10 @@
  * a whole sync into a sink).
  */
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NORMALISATION_KINDS } from '../../lib/contract/item-reader';
+import { REPLY_NORMALISATION_KINDS } from '../../lib/client/store-reply';
 import { createStoreClient, type FetchLike } from '../../lib/client';
 import { StoreAuthError, StoreContractError } from '../../lib/client/client-errors';
 import { createMemoryAdapter } from '../../adapters/memory';
@@ -91,6 +95,14 @@ describe('list replies', () => {
     expect(page.items).toEqual([{ _id: 'o-9', status: 'paid', last_updated: 6 }]);
     expect(page.normalisations).toEqual({ 'string-from-number': 2, 'number-from-string': 1, 'id-from-natural-key': 1 });
   });
+});
+
+test('every normalisation the reader can count has its row in docs/client.md "The tolerant reader"', () => {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'client.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('## The tolerant reader'), doc.indexOf('## Whole-catalog walks'));
+  const rows = table.split('\n').filter((l) => l.startsWith('|'));
+  const missing = [...NORMALISATION_KINDS, ...REPLY_NORMALISATION_KINDS].filter((kind) => !rows.some((r) => r.includes(`\`${kind}\``)));
+  expect(missing).toEqual([]);
 });
 
 describe('by-ID answers', () => {

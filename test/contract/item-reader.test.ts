@@ -139,6 +139,41 @@ describe('readItem properties', () => {
     );
   });
 
+  it('repairs instead of refusing: any valid item with members nulled out anywhere reads back valid, the rest intact (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...items).chain(([entity, item]) =>
+          fc.tuple(fc.constant(entity), fc.constant(item), fc.subarray(pathsOf(item), { maxLength: 6 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 })),
+        ),
+        ([entity, item, paths, asEmptyText]) => {
+          const raw = structuredClone(item) as Record<string, unknown>;
+          paths.forEach((path, i) => emptyAt(raw, path, asEmptyText[i]));
+          const expected = repaired(structuredClone(raw), '');
+          const r = readItem(entity, raw);
+          expect(r.ok).toBe(true);
+          if (!r.ok) return;
+          expect((entity === 'products' ? ProductSchema : OrderSchema).safeParse(r.item).success).toBe(true);
+          expect(r.item).toEqual(expected);
+          // Every repair is counted, each as one of the three kinds that say what was dropped.
+          if (paths.length > 0) expect(r.normalisations.length).toBeGreaterThan(0);
+          for (const n of r.normalisations) expect(['null-dropped', 'empty-dropped', 'incomplete-member-dropped']).toContain(n.kind);
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
+  it('quarantines only what cannot be read without loss, or has no usable id', () => {
+    expect(readItem('products', { sku: null, title: 'no id' })).toMatchObject({ ok: false, error: expect.stringMatching(/^_id: /) });
+    expect(readItem('products', { _id: 'p', variations: [{ availabilities: [{ tag: 'd', quantity: 'many' }], videos: [{ url: null }] }] }).ok).toBe(false);
+    // The php-mysql example's NULL video column: the product is kept, the empty video dropped.
+    const r = readItem('products', { sku: '7', variations: [{ images: [{ url: 'https://x/7.jpg' }], videos: [{ url: null }], barcode: null }] });
+    expect(r.ok && r.item).toEqual({ _id: '7', sku: '7', variations: [{ images: [{ url: 'https://x/7.jpg' }], videos: [] }] });
+    expect(kinds(r)).toEqual(['variations.0.barcode:null-dropped', 'variations.0.videos.0.url:null-dropped', '_id:id-from-natural-key', 'variations.0.videos.0:incomplete-member-dropped']);
+    const total = readItem('orders', { _id: 'o', total: { amount: 5, currency: null }, orderItems: [null, { id: 'a', quantity: '' }] });
+    expect(total.ok && total.item).toEqual({ _id: 'o', orderItems: [{ id: 'a' }] });
+  });
+
   it('never returns an invalid item, whatever JSON it is given (property)', () => {
     const member = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean());
     const shaped = fc.record({
@@ -160,3 +195,51 @@ describe('readItem properties', () => {
     );
   });
 });
+
+/**
+ * The parts each unit cannot be without, as the interface states them: an empty one drops its unit
+ * (an array entry, or the member `total`). Written out here, apart from the reader's schema walk.
+ */
+const REQUIRED_PARTS: Record<string, readonly string[]> = {
+  images: ['url'],
+  videos: ['url'],
+  availabilities: ['tag', 'quantity'],
+  prices: ['tag', 'currency', 'number'],
+  properties: ['extraattributes'],
+  total: ['amount', 'currency'],
+};
+const NUMBER_MEMBERS = new Set(['quantity', 'number', 'unitPrice', 'amount', 'last_updated', 'rating', 'date_created']);
+
+/** Every member and array entry of an item, as key paths (its own `_id` left out). */
+function pathsOf(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
+  if (typeof value !== 'object' || value === null) return [];
+  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((x, i) => [i, x]) : Object.entries(value);
+  return entries.flatMap(([k, x]) => (prefix.length === 0 && k === '_id' ? [] : [[...prefix, k], ...pathsOf(x, [...prefix, k])]));
+}
+
+/** Empties the member at `path` (if it is still there): `null`, or `""` where a number belongs when `asText`. */
+function emptyAt(root: Record<string, unknown>, path: Array<string | number>, asText: boolean): void {
+  let at: any = root;
+  for (const k of path.slice(0, -1)) {
+    if (typeof at !== 'object' || at === null) return;
+    at = at[k];
+  }
+  const last = path[path.length - 1];
+  if (typeof at !== 'object' || at === null || !(last in at)) return;
+  at[last] = asText && typeof at[last] === 'number' && NUMBER_MEMBERS.has(String(last)) ? '' : null;
+}
+
+const DROPPED = Symbol('dropped');
+/** What must remain of `value` (a member named `unit`, or an entry of the array named so): empty values gone, units without a required part gone. */
+function repaired(value: unknown, unit: string): unknown {
+  if (value === null || value === '') return DROPPED;
+  if (Array.isArray(value)) return value.map((x) => repaired(x, unit)).filter((x) => x !== DROPPED);
+  if (typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(value)) {
+    const kept = x === '' && !NUMBER_MEMBERS.has(k) ? x : repaired(x, k);
+    if (kept !== DROPPED) out[k] = kept;
+    else if ((REQUIRED_PARTS[unit] ?? []).includes(k)) return DROPPED;
+  }
+  return out;
+}

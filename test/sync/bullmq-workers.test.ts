@@ -181,7 +181,7 @@ describeRedis('BullMQ sync workers (Redis)', () => {
     const productPages = stores.requests.filter((r) => r.path === '/products');
     const byA = productPages.filter((r) => r.t < killedAt);
     const byB = productPages.filter((r) => r.t >= (run.start as number));
-    const resumeAt = (checkpoint.position as { next: string }).next;
+    const resumeAt = (checkpoint.positions?.products as { next: string }).next;
     expect(byA.slice(3).map((r) => r.query.next)).toContain(resumeAt); // at least 3 pages in
     expect(byB[0].query.next).toBe(resumeAt);
     expect(byB.every((r) => r.query.next !== undefined)).toBe(true);

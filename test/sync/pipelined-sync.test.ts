@@ -61,7 +61,7 @@ describe('a sink that fails on page k', () => {
     expect(crashed).toMatchObject({ ok: false, error: { name: 'AdapterError' }, products: { seen: (k - 1) * PAGE, written: (k - 1) * PAGE, complete: false } });
     const state = await checkpoints.load('c');
     expect(state?.run?.progress.products.seen).toBe((k - 1) * PAGE);
-    expect(state?.run?.position).toEqual(k === 1 ? undefined : { offset: (k - 1) * PAGE });
+    expect(state?.run?.positions?.products).toEqual(k === 1 ? undefined : { offset: (k - 1) * PAGE });
     expect(written).toEqual(storeOrder.slice(0, (k - 1) * PAGE));
 
     const before = productRequests().length;
@@ -97,7 +97,7 @@ describe('a sink that fails on page k', () => {
     const crashed = await runSync({ connectionId: 'c', client, sink: sinkWith(real, async () => undefined, written), checkpoints, entities: ['products'] });
     expect(crashed).toMatchObject({ ok: false, error: { name: 'StoreBadRequestError' }, products: { seen: 100 } });
     expect(written).toEqual(storeOrder.slice(0, 100));
-    expect((await checkpoints.load('c'))?.run?.position).toEqual({ offset: 100 });
+    expect((await checkpoints.load('c'))?.run?.positions?.products).toEqual({ offset: 100 });
     const resumed = await runSync({ connectionId: 'c', client, sink: sinkWith(real, async () => undefined, written), checkpoints, entities: ['products'] });
     expect(resumed).toMatchObject({ ok: true, products: { count: 300, seen: 300 } });
     expect(written).toEqual(storeOrder);

@@ -91,7 +91,7 @@ test('stubs far apart in key order (a store that does not sort) are looked up on
       return new Response(JSON.stringify({ ...products.find((p) => p._id === id), last_updated: 9_999 }));
     },
   });
-  const ctx = await RunContext.open({ connectionId: 'x', client, sink, checkpoints: new MemoryCheckpointStore() }, guardAdapter(sink));
+  const ctx = await RunContext.open({ connectionId: 'x', client, sink, checkpoints: new MemoryCheckpointStore() }, guardAdapter(sink), ['products']);
   const stub = (i: number, last_updated = 1_000 + i) => ({ _id: products[i]._id, last_updated, index: 0 });
   // Current at both ends of the catalog: nothing fetched, though the range between holds 1,500 items.
   expect((await resolveStubs(ctx, 'products', [stub(0), stub(1499)], new AbortController().signal)).current).toBe(2);

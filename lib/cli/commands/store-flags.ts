@@ -14,7 +14,7 @@ export const STORE_FLAGS = {
     metavar: 'U',
     help: 'the products URL of a connection configured per entity ({{URI_PRODUCTS}}), instead of URL; it may carry its own query (…/c2s.php?entity=products); by-ID reads use ?id= on it',
   },
-  'orders-url': { type: 'string', metavar: 'U', help: 'the orders URL, the same way ({{URI_ORDERS}})' },
+  'orders-url': { type: 'string', metavar: 'U', help: 'the orders URL, the same way ({{URI_ORDERS}}); without URL, a connection given only one of the two covers that entity alone' },
   'key-headers': {
     type: 'string',
     metavar: 'H,…',
@@ -35,12 +35,15 @@ function hostOf(url: string, flag: string): { host: string } | string {
   }
 }
 
-/** Where the store is: a base URL and/or a URL per entity. Each entity needs one of the two. */
+/**
+ * Where the store is: a base URL and/or a URL per entity. Without a base URL, the entities given a
+ * URL are the ones the connection covers (`--products-url U` alone: a products-only store).
+ */
 export function storeLocation(positionals: readonly string[], productsUrl: string | undefined, ordersUrl: string | undefined): { baseUrl?: string; urls: OperationUrls; host: string } | string {
   if (positionals.length > 1) return 'at most one store URL';
   const baseUrl = positionals[0];
-  if (baseUrl === undefined && (productsUrl === undefined || ordersUrl === undefined)) {
-    return 'a store URL is required, or both --products-url and --orders-url';
+  if (baseUrl === undefined && productsUrl === undefined && ordersUrl === undefined) {
+    return 'a store URL is required, or --products-url and/or --orders-url';
   }
   let host: string | undefined;
   for (const [url, flag] of [[baseUrl, 'the URL'], [productsUrl, '--products-url'], [ordersUrl, '--orders-url']] as const) {

@@ -1,7 +1,8 @@
 /**
  * `storebridge sync URL --key K [--into ADAPTER] [--json] [options]`, or with one URL per entity
- * `storebridge sync --products-url U --orders-url U --key K …` (a deployed connection's
- * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query).
+ * `storebridge sync --products-url U [--orders-url U] --key K …` (a deployed connection's
+ * `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`, which may carry their own query; a connection given
+ * only one of them covers that entity alone).
  *
  * Pulls every product and order from the store into a sink adapter. With `--json` the last stdout
  * line is the report docs/sync.md documents (a contract scripts depend on: members are only added). The key may come from
@@ -15,6 +16,7 @@ import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/check
 import { JsonFileSyncHealth, runsFileBeside } from '../../sync/file-sync-health';
 import { runObservation } from '../../sync/sync-observer';
 import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../../sync/sync-run';
+import { MAX_LISTED } from '../../sync/sync-run-context';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { StoreClientOptions } from '../../client/client-options';
 import { STORE_FLAGS, storeTarget } from './store-flags';
@@ -22,8 +24,8 @@ import type { Entity } from '../../contract/webhook';
 
 export const command = defineCommand({
   name: 'sync',
-  usage: 'URL --key K [options]\n       storebridge sync --products-url U --orders-url U --key K [options]',
-  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity, into a sink.",
+  usage: 'URL --key K [options]\n       storebridge sync --products-url U [--orders-url U] --key K [options]',
+  summary: "Pulls every product and order from the store at URL (URL/products, URL/orders), or from the connection's URL per entity (products only with --products-url alone), into a sink.",
   positionals: { name: 'URL', min: 0, max: 1 },
   flags: {
     ...STORE_FLAGS,
@@ -35,7 +37,8 @@ export const command = defineCommand({
       help: 'keep jobid, high water and checkpoints in this JSON file: a run that is interrupted resumes where it stopped (default: none, jobid starts at 1); use it with a kept sink (--into sqlite:FILE, …), not the memory one. Each run\'s report goes beside it (FILE.json → FILE.runs.json, the last 50 per connection), for storebridge dashboard --state FILE',
     },
     connection: { type: 'string', metavar: 'NAME', help: "the connection's name in the state file (default: the URL's host)" },
-    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state)" },
+    incremental: { type: 'boolean', help: "walk desc and stop at the last run's high water (needs --state); a checkpoint of a full run is set aside for a fresh incremental job, and the other way round" },
+    'max-resumes': { type: 'int', min: 0, max: 1000, default: 3, help: 'with --state: resumed runs of one job that may fail before the next run starts a fresh job (0: never resume)' },
     strategy: { type: 'string', metavar: 'S', choices: ['auto', 'offset', 'cursor'], default: 'auto', help: 'auto | offset | cursor; auto follows next when the store gives one' },
     'page-size': { type: 'int', min: 0, max: 100_000, default: 100, help: 'ask for N items per page with the limit parameter; 0 sends none' },
     concurrency: { type: 'int', min: 1, max: 64, default: 1, help: 'parallel offset pages once itemsTotal is known' },
@@ -88,9 +91,10 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
   let drawn = true;
   const draw = (e: Extract<SyncEvent, { type: 'page' }>) => {
     const width = 30;
-    const ratio = e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
+    const known = e.totalKnown !== false;
+    const ratio = !known ? 0 : e.itemsTotal > 0 ? Math.min(1, e.seen / e.itemsTotal) : 1;
     const filled = Math.round(ratio * width);
-    write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${e.itemsTotal}   `);
+    write(`\r${e.entity.padEnd(8)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${e.seen}/${known ? e.itemsTotal : '?'}   `);
     drawn = true;
   };
   const endLine = () => {
@@ -106,7 +110,7 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
       latest = e;
       drawn = false;
       const now = Date.now();
-      if (now - lastDraw < 100 && e.seen < e.itemsTotal) return;
+      if (now - lastDraw < 100 && (e.totalKnown === false || e.seen < e.itemsTotal)) return;
       lastDraw = now;
       draw(e);
     },
@@ -114,17 +118,37 @@ export function progressBar(write: (s: string) => void): { update(e: SyncEvent):
   };
 }
 
-const entityLine = (entity: Entity, r: EntityReport) =>
-  `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''})`;
+function entityLine(entity: Entity, r: EntityReport, covered: boolean): string {
+  if (!covered) return `${entity.padEnd(8)} not covered by this connection (no ${entity} URL)`;
+  const stopped = r.error ? `; stopped: ${r.error.message}` : '';
+  return `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''}${stopped})`;
+}
+
+const coveredBy = (report: SyncReport): readonly Entity[] => report.entities ?? ['products', 'orders'];
 
 /**
  * The `--json` line of the CLI contract (docs/sync.md), its original members first and in their order; then the
- * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
- * normalisations of both entities by kind.
+ * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, the
+ * normalisations of both entities by kind, the entities the connection covers, whether the run
+ * resumed a job (`resume`: which, since when) or set one aside (`abandoned`), and why it stopped.
  */
 export function jsonLine(report: SyncReport): string {
   const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {} });
+  return JSON.stringify({
+    ok: report.ok,
+    products: e(report.products),
+    orders: e(report.orders),
+    requests: report.requests,
+    retries: report.retries,
+    durationMs: report.durationMs,
+    normalisations: report.normalisations ?? {},
+    entities: coveredBy(report),
+    jobid: report.jobid,
+    resumed: report.resumed,
+    ...(report.resume ? { resume: report.resume } : {}),
+    ...(report.abandoned ? { abandoned: report.abandoned } : {}),
+    ...(report.error ? { error: { name: report.error.name, code: report.error.code, message: report.error.message } } : {}),
+  });
 }
 
 /** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
@@ -174,6 +198,7 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
       sink,
       checkpoints: values.state ? new JsonFileCheckpointStore(values.state) : new MemoryCheckpointStore(),
       mode: values.incremental ? 'incremental' : 'full',
+      maxResumes: values.maxResumes,
       strategy: values.strategy,
       concurrency: values.concurrency,
       byIdConcurrency: values.byIdConcurrency,
@@ -198,15 +223,30 @@ async function recordRun(file: string, report: SyncReport, startedAt: number, io
   }
 }
 
+/** Quarantined items and anomalies printed on stderr; the count of the rest follows. */
+const PRINTED = 10;
+
+/** `… and 162 more invalid items (the report lists the first 100)`, when there are more than were printed. */
+function andMore(total: number, what: string): string | undefined {
+  return total > PRINTED ? `… and ${total - PRINTED} more ${what}${total > MAX_LISTED ? ` (the report lists the first ${MAX_LISTED})` : ''}` : undefined;
+}
+
 function printReport(report: SyncReport, json: boolean, io: CliIO): void {
-  for (const x of report.invalidItems.slice(0, 10)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
-  for (const a of report.anomalies.slice(0, 10)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  for (const x of report.invalidItems.slice(0, PRINTED)) io.err(`invalid ${x.entity} ${x._id ? `"${x._id}"` : `#${x.index}`}: ${x.error}`);
+  const moreInvalid = andMore(report.products.invalid + report.orders.invalid, 'invalid items');
+  if (moreInvalid) io.err(moreInvalid);
+  for (const a of report.anomalies.slice(0, PRINTED)) io.err(`anomaly in ${a.entity}: ${JSON.stringify(a)}`);
+  const moreAnomalies = andMore(report.products.duplicates + report.products.anomalies + report.orders.duplicates + report.orders.anomalies, 'anomalies');
+  if (moreAnomalies) io.err(moreAnomalies);
   for (const w of normalisationWarnings(report)) io.err(w);
+  if (report.abandoned) io.err(`storebridge sync: note: job ${report.abandoned.jobid} (since ${report.abandoned.since}) was set aside: ${report.abandoned.reason}; this run is job ${report.jobid}`);
   if (report.error) io.err(`storebridge sync: stopped: ${report.error.message}`);
   if (json) io.out(jsonLine(report));
   else {
-    io.out(entityLine('products', report.products));
-    io.out(entityLine('orders', report.orders));
-    io.out(`job ${report.jobid}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
+    const covered = coveredBy(report);
+    io.out(entityLine('products', report.products, covered.includes('products')));
+    io.out(entityLine('orders', report.orders, covered.includes('orders')));
+    const resumed = report.resume ? ` (resumed, since ${report.resume.since}; resume ${report.resume.resumes})` : '';
+    io.out(`job ${report.jobid}${resumed}: ${report.requests} requests, ${report.retries} retries, ${report.durationMs} ms — ${report.ok ? 'ok' : 'NOT OK'}`);
   }
 }

@@ -78,6 +78,7 @@ function lastRunCell(ctx: PageContext, row: SyncConnectionView): SafeHtml {
 }
 
 function itemsCell(row: SyncConnectionView, entity: 'products' | 'orders'): SafeHtml {
+  if (row.lastRun?.entities && !row.lastRun.entities.includes(entity)) return html`<span class="muted" title="the connection has no ${entity} URL">not covered</span>`;
   const e = row.lastRun?.[entity];
   if (e) return html`${formatCount(e.count)}<br><span class="muted" title="received / written this run">${formatCount(e.seen)} / ${formatCount(e.written)}</span>`;
   const u = row.checkpoint?.unfinished?.[entity];
