@@ -13,6 +13,8 @@ const path = require('node:path');
 class SkipReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
+    // Tests left out by `-t PATTERN` are not skipped: jest matches names the same way.
+    this.selected = globalConfig.testNamePattern ? new RegExp(globalConfig.testNamePattern, 'i') : undefined;
     this.dir = mkdtempSync(path.join(tmpdir(), 'storebridge-skips-'));
     process.env.STOREBRIDGE_SKIP_NOTES = this.dir;
   }
@@ -33,14 +35,15 @@ class SkipReporter {
         const tests = file.testResults.filter((t) => t.status === 'pending' && t.ancestorTitles.includes(n.name)).length;
         lines.push(`  ${relative(file.testFilePath)} › ${n.name} (${tests} test${tests === 1 ? '' : 's'}): ${n.reason}`);
       }
-      const unexplained = file.testResults.filter((t) => t.status === 'pending' && !mine.some((n) => t.ancestorTitles.includes(n.name)));
+      const unexplained = file.testResults.filter((t) => t.status === 'pending' && !mine.some((n) => t.ancestorTitles.includes(n.name)) && (!this.selected || this.selected.test(t.fullName)));
       for (const t of unexplained) lines.push(`  ${relative(file.testFilePath)} › ${[...t.ancestorTitles, t.title].join(' › ')}: skipped in the test file (no reason recorded)`);
     }
     // A note from a file jest did not report (a suite that failed to load) still says what was skipped.
     for (const n of notes.filter((n) => !results.testResults.some((f) => f.testFilePath === n.file))) lines.push(`  ${n.file ? relative(n.file) : '?'} › ${n.name}: ${n.reason}`);
+    const filtered = this.selected ? ' (tests left out by -t are not counted)' : '';
     const text =
       lines.length === 0
-        ? 'Skipped: nothing.\n'
+        ? `Skipped: nothing${filtered}.\n`
         : `Skipped (${results.numPendingTests} test${results.numPendingTests === 1 ? '' : 's'}):\n${lines.join('\n')}\nSTOREBRIDGE_REQUIRE_DB=1 turns a skipped database, Redis or browser suite into a failure.\n`;
     // Jest's summary reporter always runs after custom reporters; this goes below it, last.
     process.once('exit', () => process.stderr.write(text));
