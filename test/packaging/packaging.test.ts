@@ -21,6 +21,8 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -349,6 +351,62 @@ describe('a fresh app: npm install <tarball>, nothing else named', () => {
       renameSync(`${dir}.away`, dir);
     }
   }, 60_000);
+
+  /**
+   * The README's "Mount it in your app", copied as a user copies it (issue 21: it needed pg, used
+   * top-level await in a CommonJS project, and a missing SVC_KEY gave an unnamed option error).
+   */
+  describe('the README\'s "Mount it in your app", as written', () => {
+    const snippet = () => /## Mount it in your app[\s\S]*?```ts\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1];
+
+    /** Runs `node FILE` in the app; with a port, until GET /sync/products answers (then stops it). */
+    async function runApp(file: string, env: NodeJS.ProcessEnv): Promise<{ status?: number; itemsTotal?: number; code: number | null; stderr: string }> {
+      const child = spawn(process.execPath, [file], { cwd: app, env: { ...process.env, NODE_OPTIONS: '', SVC_KEY: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c));
+      const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      let answer: { status: number; itemsTotal: number } | undefined;
+      for (let i = 0; i < 100 && env.SVC_KEY && child.exitCode === null && !answer; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const res = await fetch(`http://127.0.0.1:${env.PORT}/sync/products?sortorder=asc&jobid=1`, { headers: { SvcKey: env.SVC_KEY } }).catch(() => undefined);
+        if (res) answer = { status: res.status, itemsTotal: ((await res.json()) as { paging: { itemsTotal: number } }).paging.itemsTotal };
+      }
+      // Serving: stop it. Expected to fail: let it end by itself (within 20 s).
+      if (answer || env.SVC_KEY) child.kill('SIGTERM');
+      else setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
+      const code = await exit;
+      return { ...answer, code: answer ? null : code, stderr };
+    }
+
+    const freePort = () =>
+      new Promise<number>((resolve) => {
+        const srv = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = srv.address() as AddressInfo;
+          srv.close(() => resolve(port));
+        });
+      });
+
+    it('as app.mjs (ES module): serves the store; without SVC_KEY one line naming it; without pg one line saying to install it', async () => {
+      writeFileSync(join(app, 'app.mjs'), snippet());
+      expect(await runApp('app.mjs', { SVC_KEY: 'k-readme', PORT: String(await freePort()) })).toMatchObject({ status: 200, itemsTotal: 0, stderr: '' });
+      expect(await runApp('app.mjs', {})).toEqual({ code: 1, stderr: 'set SVC_KEY to the key the sync service sends\n' });
+      writeFileSync(join(app, 'app-pg.mjs'), snippet().replace("'sqlite:shop.db'", "'postgres://app@127.0.0.1:1/shop'"));
+      const pg = await runApp('app-pg.mjs', { SVC_KEY: 'k-readme', PORT: String(await freePort()) });
+      expect(pg).toMatchObject({ code: 1, stderr: expect.stringMatching(/^[^\n]*npm install pg[^\n]*\n$/) });
+    }, 60_000);
+
+    it('as app.ts in the CommonJS project npm init made: strict TypeScript (no skipLibCheck) compiles it, and it serves', async () => {
+      expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
+      writeFileSync(join(app, 'app.ts'), snippet());
+      mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+      for (const types of ['@types/node', '@types/express']) if (!existsSync(join(app, 'node_modules', types))) symlinkSync(join(NODE_MODULES, types), join(app, 'node_modules', types), 'dir');
+      const compilerOptions = { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, esModuleInterop: true, skipLibCheck: false, types: ['node'], outDir: 'out' };
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['app.ts'] }));
+      await inRoot(app, process.execPath, [TSC, '-p', 'tsconfig.json']);
+      expect(readFileSync(join(app, 'out', 'app.js'), 'utf8')).toContain('require("storebridge")');
+      expect(await runApp('out/app.js', { SVC_KEY: 'k-readme', PORT: String(await freePort()) })).toMatchObject({ status: 200, stderr: '' });
+    }, 60_000);
+  });
 });
 
 describe.each(Object.keys(ROOTS) as RootName[])('installed in a consumer whose express is %s', (name) => {
