@@ -19,6 +19,8 @@ export interface CommandResult {
   readonly code: number | null;
   readonly output: string;
   readonly ms: number;
+  /** The command changed the environment or the directory for the next ones (`export`, `cd`, `KEY=$(…)`). */
+  readonly changedShell?: boolean;
 }
 
 interface Running {
@@ -77,21 +79,31 @@ export class DocSession {
     const ms = Date.now() - t0;
     if (outcome === 'exited') {
       const code = await r.exit;
-      if (!background) this.readShellState();
-      return { how: 'exited', code, output: r.output(), ms };
+      const changedShell = !background && this.readShellState();
+      return { how: 'exited', code, output: r.output(), ms, changedShell };
     }
     if (outcome === 'timeout') return { how: 'exited', code: null, output: `${r.output()}\n(no end and no ready line within ${timeoutMs} ms)`, ms };
     return { how: outcome === 'serving' ? 'serving' : 'background', code: null, output: r.output(), ms };
   }
 
-  private readShellState(): void {
+  /** Takes the shell's environment and directory after a command; true when they changed. */
+  private readShellState(): boolean {
+    let pairs: string[];
+    let cwd: string;
     try {
-      const pairs = readFileSync(join(this.scratch, 'env'), 'utf8').split('\0').filter(Boolean);
-      this.env = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
-      this.cwd = readFileSync(join(this.scratch, 'pwd'), 'utf8').trim();
+      pairs = readFileSync(join(this.scratch, 'env'), 'utf8').split('\0').filter(Boolean);
+      cwd = readFileSync(join(this.scratch, 'pwd'), 'utf8').trim();
     } catch {
-      // The command ended the shell early (`exit`): nothing to carry over.
+      return false; // the command ended the shell early (`exit`): nothing to carry over
     }
+    // bash's own bookkeeping variables change on every run; they are not the reader's state.
+    const own = new Set(['_', 'SHLVL', 'OLDPWD', 'PWD']);
+    const env = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+    const view = (e: NodeJS.ProcessEnv) => JSON.stringify(Object.entries(e).filter(([k]) => !own.has(k)).sort(([a], [b]) => a.localeCompare(b)));
+    const changed = cwd !== this.cwd || view(env) !== view(this.env);
+    this.env = env;
+    this.cwd = cwd;
+    return changed;
   }
 
   /** Stops every process the page started (SIGTERM, then SIGKILL after 5 s). */
