@@ -1,7 +1,8 @@
 /**
  * The dashboard's actions (POST `/actions/NAME`): "Run now", "Pause", "Resume" on a sync
  * connection; on a reverse connection, queue a push (the daemon sends its changes; Click2Sync's
- * "Fetch updates") or a pull (the daemon fetches the service's items; "Send updates"). Each is checked (origin, synchronizer token, the connection exists) before it acts.
+ * "Fetch updates") or a pull (the daemon fetches the service's items; "Send updates"). Each is
+ * checked (origin, synchronizer token, the connection exists) before it acts.
  */
 import { reported, withTimeout, type DataConfig } from './dashboard-data';
 import { header, type DashboardSecurity, type Headers } from './dashboard-security';

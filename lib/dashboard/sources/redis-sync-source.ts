@@ -55,10 +55,6 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
   const health = new RedisSyncHealth(redis, ns);
   const queue: SyncQueue = createSyncQueue({ connection: redis, prefix: ns.prefix, queueName: ns.queueName, attempts: options.attempts, backoffMs: options.backoffMs });
   const pausedKey = `${ns.ns}@paused`;
-  if (owned) {
-    // Reads fail while Redis is down, and the page says so: no unhandled 'error' event.
-    redis.on('error', () => undefined);
-  }
   (queue.queue as unknown as { on?(event: string, listener: () => void): void }).on?.('error', () => undefined);
   const label = typeof options.connection === 'string' ? `Redis ${safeRedisUrl(options.connection)} (${ns.ns})` : `Redis (${ns.ns})`;
   const reachable = reachability(redis, label);
@@ -127,8 +123,8 @@ const FIRST_CONNECT_WAIT_MS = 1_000;
  */
 function reachability(redis: Redis, label: string): () => Promise<void> {
   let cause: string | undefined;
-  // On a client the app passed in, this listener also quiets ioredis's "Unhandled error event" line:
-  // the dashboard reports the failure on the page and through `onError` instead.
+  // Also what keeps an 'error' event from going unhandled while Redis is down (on a client the app
+  // passed in, it quiets ioredis's "Unhandled error event" line): the page and `onError` say it.
   redis.on('error', (err: NodeJS.ErrnoException) => {
     cause = typeof err?.code === 'string' ? err.code : /^[A-Z]{3,}\b/.exec(err?.message ?? '')?.[0] ?? 'error';
   });
