@@ -8,7 +8,7 @@
  * unique (`uniqueKeyOf`) and overrides `productBySku` / `orderByOrderId` with that index.
  *
  * Run the conformance suite on it with node:test, from the repository root:
- *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
+ *   npx tsc -p examples --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node --test /tmp/sb-examples/examples/custom-adapter.js
  * (30 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
  * In a project of your own, import from 'storebridge' and 'storebridge/conformance' instead of

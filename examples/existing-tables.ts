@@ -9,7 +9,7 @@
  * columns the table has.
  *
  * Run from the repository root (prints one page of products as the sync service would get it):
- *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
+ *   npx tsc -p examples --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/existing-tables.js
  */
 import type { AddressInfo } from 'node:net';

@@ -3,9 +3,9 @@
  * markers are all it takes. The sync service then calls `/sync/products`, `/sync/orders`,
  * `/sync/products/:id`, `/sync/orders/:id` and POSTs `/sync/orders?jobid=&id=` (and products).
  *
- * Run it from the repository root:
- *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
- *   SVC_KEY=change-me node /tmp/sb-examples/examples/mount-in-existing-app.js
+ * Run it from the repository root (NODE_PATH: the build in /tmp finds the checkout's packages):
+ *   npx tsc -p examples --outDir /tmp/sb-examples
+ *   SVC_KEY=change-me NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/mount-in-existing-app.js &
  *   curl -H "SvcKey: change-me" "http://127.0.0.1:8080/sync/products?sortorder=asc&jobid=1"
  * In your own project import from 'storebridge' and 'storebridge/adapters/memory' (or your own
  * adapter, see examples/custom-adapter.ts) instead of the relative paths below.
@@ -21,7 +21,10 @@ app.get('/', (_req, res) => void res.send('my existing shop'));
 // ---- storebridge: the whole integration --------------------------------------------------
 const adapter = createMemoryAdapter(demoCatalog(100)); // your data: any StoreAdapter
 const svcKey = process.env.SVC_KEY;
-if (!svcKey) throw new Error('set SVC_KEY to the key issued for the connection');
+if (!svcKey) {
+  console.error('set SVC_KEY to the key issued for the connection (the sync service sends it)');
+  process.exit(1);
+}
 app.use('/sync', createStoreRouter({ adapter, svcKeys: [svcKey] }));
 // -------------------------------------------------------------------------------------------
 

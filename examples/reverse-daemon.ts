@@ -1,19 +1,23 @@
 /**
  * A store's reverse-connection daemon, as you would run it inside the store's network.
  *
- *   SERVICE_URL=https://sync.example.com CONNECTION_KEY=… STORE=sqlite:store.db DIALECT=click2sync node dist/examples/reverse-daemon.js
- *
  * Without SERVICE_URL it starts a local demo service first (its store holds 40 demo products and
  * their orders; it queues what the deployed service's buttons queue: "Send updates", a pull of
- * products then orders, and "Fetch updates", a push; then a sample push), so it runs out of the box:
+ * products then orders, and "Fetch updates", a push; then a sample push), runs until the service
+ * has nothing more, prints the totals and exits. From the repository root:
  *
- *   npx tsc -p tsconfig.json && node dist/examples/reverse-daemon.js
+ *   npx tsc -p examples --outDir /tmp/sb-examples
+ *   NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/reverse-daemon.js
  *
- * Stop it with Ctrl-C: the daemon finishes the item it is storing, then exits.
+ * Against a real service it runs until Ctrl-C (the daemon finishes the item it is storing, then
+ * exits), with the service's URL and the connection key in the environment:
+ *
+ *   SERVICE_URL=https://sync.example.com CONNECTION_KEY=the-connection-key STORE=sqlite:store.db DIALECT=click2sync NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/reverse-daemon.js
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryAdapter } from '../adapters/memory';
+import type { StoreAdapter } from '../lib/adapter';
 import { openAdapter } from '../lib/cli/adapter-spec';
 import type { DialectName } from '../lib/contract';
 import { demoCatalog } from '../lib/demo';
@@ -32,9 +36,22 @@ async function main(): Promise<void> {
   const key = process.env.CONNECTION_KEY ?? 'demo-connection-key';
   const dialect = (process.env.DIALECT ?? 'spec') as DialectName;
   const service = process.env.SERVICE_URL ? undefined : await demoService(key, dialect);
-  const adapter = await openAdapter(process.env.STORE ?? 'memory');
+  try {
+    const adapter = await openAdapter(process.env.STORE ?? 'memory');
+    try {
+      await runDaemon(adapter, process.env.SERVICE_URL ?? service!.url, key, dialect, service !== undefined);
+    } finally {
+      await adapter.close?.();
+    }
+  } finally {
+    // Also on a failure: the demo service would otherwise keep the process alive.
+    service?.close();
+  }
+}
+
+async function runDaemon(adapter: StoreAdapter, serviceUrl: string, key: string, dialect: DialectName, demo: boolean): Promise<void> {
   const daemon = createDaemon({
-    serviceUrl: process.env.SERVICE_URL ?? service!.url,
+    serviceUrl,
     connectionKey: key,
     adapter,
     dialect,
@@ -45,17 +62,15 @@ async function main(): Promise<void> {
       if (e.type === 'error') console.error(`retrying after: ${e.error}`);
     },
   });
-  if (service) {
+  if (demo) {
     // The demo: one run until the service is idle, then the totals.
     console.log(await daemon.runOnce());
-    service.close();
-  } else {
-    daemon.start();
-    await new Promise((resolve) => process.once('SIGINT', resolve));
-    await daemon.stop();
-    console.log(daemon.report());
+    return;
   }
-  await adapter.close?.();
+  daemon.start();
+  await new Promise((resolve) => process.once('SIGINT', resolve));
+  await daemon.stop();
+  console.log(daemon.report());
 }
 
 main().catch((err: unknown) => {

@@ -7,7 +7,7 @@
  * products); point `baseUrl` and `svcKey` at a real store instead.
  *
  * Run from the repository root:
- *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
+ *   npx tsc -p examples --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/sync-service.js
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -7,9 +7,12 @@
  * connection, on one loopback server) and keeps each connection's sink in a SQLite file shared by
  * the workers. Needs Redis (default redis://127.0.0.1:6379, or REDIS_URL).
  *
- * Run from the repository root:
- *   npx tsc -p tsconfig.json --outDir /tmp/sb-examples
- *   NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/sync-workers.js [connections] [seconds]
+ * Run from the repository root (here 10 connections for 20 seconds; those are the defaults):
+ *   npx tsc -p examples --outDir /tmp/sb-examples
+ *   NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/sync-workers.js 10 20
+ *
+ * At the end it removes its Redis namespace (a random `sbdemo-…`), unless you named one with
+ * SB_PREFIX: that one is kept, for `storebridge dashboard --prefix NAME` to show after the run.
  *
  * Roles: without arguments (or with numbers) this process is the *scheduler* and the stores; it
  * forks `sync-workers.js worker REGISTRY_FILE` twice. Start more workers by hand with that command.
@@ -32,8 +35,9 @@ import { seedDemo } from '../lib/demo';
 import { createSyncMetrics, createSyncQueue, createSyncWorker, RedisSyncHealth, syncHealthHandler, type LastRun } from '../lib/sync';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-// One namespace per demo run, removed at the end.
-const PREFIX = process.env.SB_PREFIX ?? `sbdemo-${randomBytes(3).toString('hex')}`;
+// One namespace per demo run, removed at the end unless the user named it (to look at it afterwards).
+const NAMED = process.env.SB_PREFIX !== undefined && process.env.SB_PREFIX !== '';
+const PREFIX = NAMED ? process.env.SB_PREFIX! : `sbdemo-${randomBytes(3).toString('hex')}`;
 
 /** The service's connection registry: in real life a table, with keys from a secret store. */
 interface Registry {
@@ -119,17 +123,23 @@ async function schedulerMain(connections: number, seconds: number): Promise<void
   clearInterval(ticker);
   console.log(`final:\n  ${summary(await health.lastRuns())}`);
 
+  // The schedules go (nothing serves these stores any more); with SB_PREFIX the runs' health and
+  // history stay, for the dashboard.
   for (const id of Object.keys(registry)) await queue.removeConnection(id);
   await Promise.all(workers.map((w) => (w.exitCode === null && w.signalCode === null ? new Promise((r) => (w.once('exit', r), w.kill('SIGTERM'))) : undefined)));
-  await queue.queue.obliterate({ force: true });
+  if (NAMED) {
+    console.log(`namespace ${PREFIX} kept in Redis (SB_PREFIX); remove it with: redis-cli --scan --pattern '${PREFIX}:*' | xargs -r redis-cli del`);
+  } else {
+    await queue.queue.obliterate({ force: true });
+    // Remove the demo's checkpoints, locks and health too.
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  }
   await queue.close();
-  // Remove the demo's checkpoints, locks and health too.
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
   await redis.quit();
   server.closeAllConnections();
   server.close();

@@ -2,7 +2,8 @@
  * The CLI's flag toolkit: each command declares its flags once, and the declaration gives the help
  * text, the parsing (with one message per mistake) and the TypeScript type of the parsed values.
  *
- * - Unknown flags are refused (exit 2 with the help), like unknown factory options (`lib/options.ts`).
+ * - Unknown flags are refused (exit 2, the message and a pointer to the help), like unknown factory
+ *   options (`lib/options.ts`).
  * - A `secret` flag (`--key`) can also be given as `--key-file FILE` or through its environment
  *   variable, and the help says to prefer those: a value on the command line is visible in `ps` and
  *   shell history. Secrets are never echoed in any message.
@@ -105,8 +106,8 @@ export function defineCommand<const F extends FlagSpecs>(spec: CommandSpec<F>): 
 }
 
 /**
- * Runs a command: `--help` prints the help (exit 0); a usage mistake prints the message and the
- * help on stderr (exit 2); otherwise `body` runs with the parsed arguments.
+ * Runs a command: `--help` prints the help (exit 0); a usage mistake prints the message and where
+ * the help is, on stderr (exit 2); otherwise `body` runs with the parsed arguments.
  */
 export async function runCommand<F extends FlagSpecs>(command: Command<F>, args: string[], io: CliIO, body: (parsed: ParsedArgs<F>) => Promise<number>): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
@@ -118,10 +119,18 @@ export async function runCommand<F extends FlagSpecs>(command: Command<F>, args:
   return body(parsed.args);
 }
 
-/** Prints `storebridge NAME: message` and the help on stderr; returns the usage exit status 2. */
+/**
+ * Prints `storebridge NAME: message` and one line saying where the help is, on stderr; returns the
+ * usage exit status 2. Not the whole help: 30 lines of options bury the one line that matters.
+ */
 export function usageError(command: Command<FlagSpecs>, io: CliIO, message: string): number {
-  io.err(`storebridge ${command.spec.name}: ${message}\n\n${command.help()}`);
+  io.err(`storebridge ${command.spec.name}: ${message}\n${helpPointer(command.spec.name)}`);
   return 2;
+}
+
+/** The line under every usage message: where the command's options are listed. */
+export function helpPointer(name?: string): string {
+  return name ? `Run "storebridge help ${name}" for its options.` : 'Run "storebridge help" for the commands.';
 }
 
 function parseWith<F extends FlagSpecs>(spec: CommandSpec<F>, args: readonly string[], env: NodeJS.ProcessEnv): { ok: true; args: ParsedArgs<F> } | { ok: false; message: string } {

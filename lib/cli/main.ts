@@ -3,6 +3,7 @@
  * `run(args: string[], io: CliIO): Promise<number>` (the exit code). Commands are loaded lazily so
  * `storebridge sync` never loads a database driver it does not use.
  */
+import { helpPointer } from './flags';
 import type { CliIO } from './io';
 import { processIO } from './io';
 
@@ -46,7 +47,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   const command = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    io.err(`storebridge: unknown command "${name}"\n\n${usage()}`);
+    io.err(`storebridge: unknown command "${name}"\n${helpPointer()}`);
     return 2;
   }
   let mod: CommandModule;

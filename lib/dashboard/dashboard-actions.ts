@@ -1,9 +1,10 @@
 /**
  * The dashboard's actions (POST `/actions/NAME`): "Run now", "Pause", "Resume" on a sync
- * connection; "Fetch updates" (queue a push) and "Send updates" (queue a pull) on a reverse
- * connection. Each is checked (origin, synchronizer token, the connection exists) before it acts.
+ * connection; on a reverse connection, queue a push (the daemon sends its changes; Click2Sync's
+ * "Fetch updates") or a pull (the daemon fetches the service's items; "Send updates"). Each is
+ * checked (origin, synchronizer token, the connection exists) before it acts.
  */
-import { describeFailure, withTimeout, type DataConfig } from './dashboard-data';
+import { reported, withTimeout, type DataConfig } from './dashboard-data';
 import { header, type DashboardSecurity, type Headers } from './dashboard-security';
 
 export interface ActionOutcome {
@@ -47,7 +48,9 @@ async function syncAction(c: DataConfig, action: string, name: string): Promise<
   if (action === 'run-now') {
     if (!source.runNow) return fail(409, `${source.label} cannot queue runs (no queue)`);
     const jobId = await withTimeout(source.runNow(name), c.timeoutMs);
-    return done(`Queued a run of ${name} now (job ${jobId}).`, { jobId });
+    // "job N" in the table is the run's wire jobid (what the store sees), given when the run starts;
+    // the queue numbers its entries apart, so its id is not called a job here.
+    return done(`Queued a run of ${name} now (queue id ${jobId}); the table shows it when it ends.`, { jobId });
   }
   if (!source.pause || !source.resume) return fail(409, `${source.label} has no schedule to pause or resume`);
   if (action === 'pause') {
@@ -65,14 +68,19 @@ async function reverseAction(c: DataConfig, action: string, fields: Map<string, 
   const back = `reverse/${index}/${encodeURIComponent(name)}`;
   if (action === 'reverse-push') {
     const position = await withTimeout(source.queue(name, { kind: 'push' }), c.timeoutMs);
-    return done(`Fetch updates: queued a push for ${name} (position ${position} in its queue); the daemon runs it on its next poll.`, { position }, back);
+    return done(`Queued a push for ${name}: the daemon sends the store's changes ${when(position)}.`, { position }, back);
   }
   const which = fields.get('entity') ?? 'both';
   if (which !== 'both' && which !== 'products' && which !== 'orders') return fail(400, 'entity must be products, orders or both');
   const entities = which === 'both' ? (['products', 'orders'] as const) : ([which] as const);
   const positions: number[] = [];
   for (const entity of entities) positions.push(await withTimeout(source.queue(name, { kind: 'pull', entity }), c.timeoutMs));
-  return done(`Send updates: queued a pull of ${entities.join(' and ')} for ${name}; the daemon runs it on its next poll.`, { positions }, back);
+  return done(`Queued a pull of ${entities.join(' and ')} for ${name}: the daemon fetches them into the store ${when(positions[0])}.`, { positions }, back);
+}
+
+/** When the daemon gets to a transaction at `position` in the connection's queue (0: next). */
+function when(position: number): string {
+  return position <= 0 ? 'on its next poll' : `after the ${position} transaction${position === 1 ? '' : 's'} queued before it`;
 }
 
 const ACTIONS = new Set(['run-now', 'pause', 'resume', 'reverse-push', 'reverse-pull']);
@@ -91,8 +99,7 @@ export async function runActionOrReject(c: DataConfig, security: DashboardSecuri
     return reverse ? await reverseAction(c, action, fields, name) : await syncAction(c, action, name);
   } catch (err) {
     const label = reverse ? 'the reverse service' : (c.sync?.label ?? 'the sync source');
-    c.onError(err, { source: label });
-    const failed = fail(502, `${action} ${name} failed: ${describeFailure(err, label, c.timeoutMs)}`);
+    const failed = fail(502, `${action} ${name} failed: ${reported(c, err, label, label)}`);
     const index = Number(fields.get('service') ?? '0');
     return reverse && Number.isSafeInteger(index) && c.reverse[index] ? { ...failed, back: `reverse/${index}/${encodeURIComponent(name)}` } : failed;
   }

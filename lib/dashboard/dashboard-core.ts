@@ -11,7 +11,7 @@
  */
 import { InvalidOptionError } from '../errors';
 import { runActionOrReject, type ActionOutcome } from './dashboard-actions';
-import { readReverseSections, readSyncConnection, readSyncSection, type DataConfig } from './dashboard-data';
+import { readReverseSections, readSyncConnection, readSyncSection, type DataConfig, type FailureContext } from './dashboard-data';
 import type { ReverseSource, SyncSource } from './dashboard-sources';
 import { createDashboardSecurity, CSRF_COOKIE, header, isValidOperatorToken, MIN_TOKEN_LENGTH, parseCookies, SESSION_COOKIE, type AccessDecision, type DashboardSecurity, type Headers } from './dashboard-security';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './html/assets';
@@ -42,8 +42,11 @@ export interface DashboardOptions {
   sourceTimeoutMs?: number;
   /** Whether a binding serves the raw queue view at `/jobs/` (adds the link). Default false. */
   jobs?: boolean;
-  /** Told about source failures (they are shown on the page in words). Messages never hold a key or the token. */
-  onError?: (error: unknown, context: { source: string }) => void;
+  /**
+   * Told about source failures, with the words the page shows (`context.message`: `Redis … cannot
+   * be reached (ECONNREFUSED)`). Messages never hold a key or the token.
+   */
+  onError?: (error: unknown, context: FailureContext) => void;
   /** The clock (Unix ms), for tests. */
   now?: () => number;
 }
@@ -208,7 +211,8 @@ class DashboardCore {
     }
     const extra = withCookies(setCookies);
     if (header(req.headers, 'x-dashboard-partial') === '1') return respond(status, mainContent({ generatedAt: ctx.now }, body).text, 'text/html; charset=utf-8', extra);
-    const text = layout({ base: ctx.base, title: this.settings.title, jobs: this.settings.jobs, logout: this.security.tokenRequired, csrf: ctx.csrf, refreshMs: this.settings.refreshMs, notice, generatedAt: ctx.now }, body);
+    const sections = { sync: this.data.sync !== undefined, reverse: this.data.reverse.length > 0 };
+    const text = layout({ base: ctx.base, title: this.settings.title, jobs: this.settings.jobs, sections, logout: this.security.tokenRequired, csrf: ctx.csrf, refreshMs: this.settings.refreshMs, notice, generatedAt: ctx.now }, body);
     return respond(status, text, 'text/html; charset=utf-8', extra);
   }
 

@@ -12,27 +12,45 @@ export interface DataConfig {
   reverse: readonly ReverseSource[];
   timeoutMs: number;
   pageSize: number;
-  onError(error: unknown, context: { source: string }): void;
+  onError(error: unknown, context: FailureContext): void;
 }
 
-class SourceTimeout extends Error {}
+/** What `onError` is told with a failure: the source, and the failure in the page's words. */
+export interface FailureContext {
+  readonly source: string;
+  /** `Redis redis://… (storebridge:sync) cannot be reached (ECONNREFUSED)`: what the page shows. */
+  readonly message: string;
+}
+
+class SourceTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`did not answer within ${ms} ms`);
+  }
+}
 
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SourceTimeout()), ms);
+    timer = setTimeout(() => reject(new SourceTimeout(ms)), ms);
     timer.unref?.();
   });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
 
 /** A source's failure in words for the page (no stack; the message of our own errors, else a code). */
-export function describeFailure(err: unknown, what: string, timeoutMs: number): string {
-  if (err instanceof SourceTimeout) return `${what} did not answer within ${timeoutMs} ms`;
+export function describeFailure(err: unknown, what: string): string {
+  if (err instanceof SourceTimeout) return `${what} ${err.message}`;
   if (err instanceof DashboardSourceError) return err.message;
   const e = err as { code?: unknown; name?: unknown };
   const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'error';
   return `${what} cannot be read (${code})`;
+}
+
+/** A source's failure in words, told to `onError` too. */
+export function reported(c: DataConfig, err: unknown, source: string, what: string): string {
+  const message = describeFailure(err, what);
+  c.onError(err, { source, message });
+  return message;
 }
 
 /** The sync section of the overview: connections `offset … offset + pageSize`, each with its last `historyRuns` runs. */
@@ -47,8 +65,7 @@ export async function readSyncSection(c: DataConfig, offset: number, historyRuns
     const rows: SyncRow[] = shown.map((r, i) => ({ ...r, history: histories[i] }));
     return { ...base, rows, total: all.length };
   } catch (err) {
-    c.onError(err, { source: source.label });
-    return { ...base, rows: [], total: 0, error: describeFailure(err, source.label, c.timeoutMs) };
+    return { ...base, rows: [], total: 0, error: reported(c, err, source.label, source.label) };
   }
 }
 
@@ -64,8 +81,7 @@ export async function readSyncConnection(c: DataConfig, name: string, historyRun
     if (!row) return { section };
     return { section, row: { ...row, history: await withTimeout(source.history(name, historyRuns), c.timeoutMs) } };
   } catch (err) {
-    c.onError(err, { source: source.label });
-    return { section: { ...base, error: describeFailure(err, source.label, c.timeoutMs) } };
+    return { section: { ...base, error: reported(c, err, source.label, source.label) } };
   }
 }
 
@@ -75,8 +91,7 @@ export async function readReverseSections(c: DataConfig): Promise<ReverseSection
       try {
         return { index, label: source.label, connections: await withTimeout(source.connections(), c.timeoutMs) };
       } catch (err) {
-        c.onError(err, { source: source.label });
-        return { index, label: source.label, error: describeFailure(err, `reverse service ${source.label}`, c.timeoutMs) };
+        return { index, label: source.label, error: reported(c, err, source.label, `reverse service ${source.label}`) };
       }
     }),
   );

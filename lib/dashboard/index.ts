@@ -5,6 +5,7 @@
  * this process, and reverse services over HTTP. Sources are interfaces: bring your own.
  */
 export { createDashboard, type DashboardOptions, type DashboardRequest, type DashboardResponse, type Dashboard } from './dashboard-core';
+export type { FailureContext } from './dashboard-data';
 export type * from './dashboard-sources';
 export * from './dashboard-errors';
 export { createRedisSyncSource, type RedisSyncSourceOptions } from './sources/redis-sync-source';

@@ -4,17 +4,69 @@
  * are exposed only where the owner mounts `metricsHandler`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
 
-export type { Registry, Counter, Gauge, Histogram };
+/** Label values of one observation: `{ outcome: 'ok' }`. */
+export type LabelValues<L extends string> = Partial<Record<L, string | number>>;
+
+// The types below are prom-client's, declared structurally (the part storebridge uses), so that the
+// published types never import prom-client: it is an optional peer, and a TypeScript user without it
+// (skipLibCheck off) would otherwise get "Cannot find module 'prom-client'" from storebridge's own
+// .d.ts. prom-client's classes are assignable to them; the test suite checks that against the real
+// package (test/server/observability.test.ts).
+
+/** A prom-client `Registry` (`new Registry()` from prom-client, or `createMetrics().registry`). */
+export interface Registry {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+  registerMetric(metric: unknown): void;
+  getSingleMetric(name: string): unknown;
+}
+
+/** A prom-client `Counter`. */
+export interface Counter<L extends string = string> {
+  inc(labels: LabelValues<L>, value?: number): void;
+  inc(value?: number): void;
+}
+
+/** A prom-client `Gauge`. */
+export interface Gauge<L extends string = string> {
+  set(labels: LabelValues<L>, value: number): void;
+  set(value: number): void;
+  inc(labels: LabelValues<L>, value?: number): void;
+  inc(value?: number): void;
+  dec(labels: LabelValues<L>, value?: number): void;
+  dec(value?: number): void;
+}
+
+/** A prom-client `Histogram`. */
+export interface Histogram<L extends string = string> {
+  observe(labels: LabelValues<L>, value: number): void;
+  observe(value: number): void;
+  /** Starts a timer; the returned function observes the seconds elapsed (and returns them). */
+  startTimer(labels?: LabelValues<L>): (labels?: LabelValues<L>) => number;
+}
+
+/** What a metric is created with (prom-client's configuration, without `registers`). */
+export interface MetricConfiguration<L extends string> {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames?: readonly L[];
+}
+
+export interface HistogramConfiguration<L extends string> extends MetricConfiguration<L> {
+  /** Upper bounds of the buckets (prom-client's defaults when absent). */
+  readonly buckets?: number[];
+}
+
+type PromClient = typeof import('prom-client');
 
 /**
  * prom-client, loaded on first use: importing storebridge never requires it, only asking for
  * metrics does (then it must be installed beside storebridge).
  */
-export function loadPromClient(): typeof import('prom-client') {
+function loadPromClient(): PromClient {
   try {
-    return require('prom-client') as typeof import('prom-client');
+    return require('prom-client') as PromClient;
   } catch (err) {
     throw new Error('storebridge metrics need the prom-client package: npm install prom-client', { cause: err });
   }
@@ -46,9 +98,9 @@ export interface MetricsOptions {
 export interface Metrics {
   readonly registry: Registry;
   readonly prefix: string;
-  counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
-  gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
-  histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+  counter<L extends string>(config: MetricConfiguration<L>): Counter<L>;
+  gauge<L extends string>(config: MetricConfiguration<L>): Gauge<L>;
+  histogram<L extends string>(config: HistogramConfiguration<L>): Histogram<L>;
 }
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -60,9 +112,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   if (!registry || typeof registry.registerMetric !== 'function' || typeof registry.getSingleMetric !== 'function') throw new TypeError('metrics option "registry": expected a prom-client Registry');
   const prefix = options.prefix ?? 'storebridge_';
   if (prefix !== '' && !METRIC_NAME.test(prefix)) throw new TypeError(`metrics option "prefix": ${JSON.stringify(prefix)} is not a valid metric name prefix`);
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix });
+  // The registry is prom-client's own (checked above); the structural type only keeps it out of the .d.ts.
+  const registers = [registry as unknown as InstanceType<PromClient['Registry']>];
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registers[0], prefix });
 
-  function getOrCreate<M extends Metric>(kind: string, config: { name: string; labelNames?: readonly string[] }, make: (name: string) => M): M {
+  function getOrCreate<M extends object>(kind: string, config: { name: string; labelNames?: readonly string[] }, make: (name: string) => M): M {
     const name = prefix + config.name;
     const existing = registry.getSingleMetric(name) as (M & { labelNames?: string[] }) | undefined;
     if (existing) {
@@ -76,9 +130,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   return {
     registry,
     prefix,
-    counter: (config) => getOrCreate('Counter', config, (name) => new Counter({ ...config, name, registers: [registry] })),
-    gauge: (config) => getOrCreate('Gauge', config, (name) => new Gauge({ ...config, name, registers: [registry] })),
-    histogram: (config) => getOrCreate('Histogram', config, (name) => new Histogram({ ...config, name, registers: [registry] })),
+    counter: (config) => getOrCreate('Counter', config, (name) => new Counter({ ...config, name, registers })),
+    gauge: (config) => getOrCreate('Gauge', config, (name) => new Gauge({ ...config, name, registers })),
+    histogram: (config) => getOrCreate('Histogram', config, (name) => new Histogram({ ...config, name, registers })),
   };
 }
 

@@ -18,6 +18,15 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
 }
 
+/** `storebridge demo` left serving: its output up to "serving until Ctrl-C", then Ctrl-C (exit status). */
+async function serving(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const cli = spawnCli(['demo', ...args], { STOREBRIDGE_KEY: '', ...env });
+  for (let i = 0; i < 300 && !cli.stdout().includes('serving until Ctrl-C'); i++) await new Promise((r) => setTimeout(r, 50));
+  cli.child.kill('SIGINT');
+  const code = await cli.exit;
+  return { code, out: cli.stdout(), err: cli.stderr() };
+}
+
 describe('storebridge demo', () => {
   it('--exit: starts a demo store, tours all its operations, prints a summary, exits 0', async () => {
     const r = await run(['demo', '--exit', '--demo', '60']);
@@ -35,15 +44,24 @@ describe('storebridge demo', () => {
     // The deployed service's forms: C2SKey, a bare ?id= read, a create without id.
     expect(r.out).toMatch(/GET \/products\?id=prod-000001\s+→ 200: the bare product "/);
     expect(r.out).toMatch(/POST \/products \(no id\)\s+→ 200: success true, new _id product-[0-9a-f-]{36}$/m);
-    // The generated key is a throwaway one and is shown so the store can be tried with curl.
+    // The server has stopped: no "try it" line for it.
+    expect(r.out).not.toContain('curl');
+    expect(r.out.trimEnd().split('\n').pop()).toMatch(/POST \/products \(no id\)/);
+  });
+
+  it('serving: the last lines say how to try it (the throwaway key is shown) and that it serves until Ctrl-C', async () => {
+    const r = await serving(['--demo', '10']);
+    expect(r.code).toBe(0);
     const key = /throwaway demo key \(valid only for this process\): (demo-\S+)/.exec(r.out)?.[1];
     expect(key).toBeDefined();
-    expect(r.out).toContain(`curl -H "SvcKey: ${key}"`);
+    const url = /^listening on (\S+)$/m.exec(r.out)![1];
+    expect(r.out.trimEnd().split('\n').slice(-2)).toEqual([`try it: curl -H "SvcKey: ${key}" "${url}/products?sortorder=asc&jobid=1&offset=20"`, 'serving until Ctrl-C']);
+    expect(r.err).toBe('storebridge demo: SIGINT, shutting down\n');
   });
 
   it('never prints a key the user supplied', async () => {
     const secret = 'user-supplied-key-42';
-    const r = await run(['demo', '--exit', '--demo', '10'], { STOREBRIDGE_KEY: secret });
+    const r = await serving(['--demo', '10'], { STOREBRIDGE_KEY: secret });
     expect(r.code).toBe(0);
     expect(r.out + r.err).not.toContain(secret);
     expect(r.out).toContain('curl -H "SvcKey: $STOREBRIDGE_KEY"');
@@ -61,7 +79,7 @@ describe('storebridge demo', () => {
   }, 60_000);
 
   it('honours the serve options it accepts: --page-size, --rate-limit, --pagination; --help lists them', async () => {
-    const r = await run(['demo', '--exit', '--demo', '60', '--page-size', '5', '--pagination', 'cursor']);
+    const r = await serving(['--demo', '60', '--page-size', '5', '--pagination', 'cursor']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/GET \/products\?sortorder=asc&jobid=1\s+→ 200: 5 of 60 products, \d/);
     expect(r.out).toMatch(/&next=…\s+→ 200: 5 more products by cursor/);
@@ -77,7 +95,7 @@ describe('storebridge demo', () => {
 
   it('a key given with --key is not printed, and the curl line does not pretend it is in STOREBRIDGE_KEY', async () => {
     const secret = 'flag-supplied-key-42';
-    const r = await run(['demo', '--exit', '--demo', '10', '--key', secret]);
+    const r = await serving(['--demo', '10', '--key', secret]);
     expect(r.code).toBe(0);
     expect(r.out + r.err).not.toContain(secret);
     expect(r.out).not.toContain('$STOREBRIDGE_KEY');

@@ -18,7 +18,14 @@ import { ROOT, runCli } from '../cli/cli-process';
 import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, startCliServer, startFleet, type Fleet } from './dashboard-fixture';
 
 /** The page's DOM, as far as the functions evaluated in the browser use it (the project has no DOM types). */
-declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+interface Box {
+  textContent: string | null;
+  scrollWidth: number;
+  clientWidth: number;
+  getBoundingClientRect(): { right: number };
+}
+declare const document: { querySelector(selector: string): Box | null; querySelectorAll(selector: string): ArrayLike<Box>; documentElement: Box };
+declare const window: { innerWidth: number };
 
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const TOKEN = `op-token-${randomBytes(12).toString('hex')}`;
@@ -35,6 +42,8 @@ describeRedis('dashboard in a browser', () => {
     const served: Array<{ url: string; body: string }> = [];
     /** Requests the server answered 404: the pages ask for nothing they do not serve (a favicon, say). */
     const notFound: string[] = [];
+    /** Requests to any other origin (bull-board's page linked Google Fonts): none. */
+    const foreign: string[] = [];
     const shot = (name: string, fullPage = true) => page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage });
     const row = (name: string) => page.locator(`tr[data-connection="${name}"]`);
 
@@ -52,6 +61,9 @@ describeRedis('dashboard in a browser', () => {
       const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
       page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+      page.on('request', (req) => {
+        if (!/^(data|blob):/.test(req.url()) && new URL(req.url()).origin !== new URL(dashboard.url).origin) foreign.push(req.url());
+      });
       page.on('response', (res) => {
         if (res.status() === 404) notFound.push(res.url());
         // Redirects have no body to read.
@@ -132,7 +144,7 @@ describeRedis('dashboard in a browser', () => {
       expect((await fleet.queue.connections()).find((c) => c.id === id)).toMatchObject({ intervalMs: 600_000 });
     });
 
-    test('reverse: "Fetch updates" queues a push that the daemon (real CLI) then runs', async () => {
+    test('reverse: "Ask the daemon to send its changes (push)" queues a push that the daemon (real CLI) then runs', async () => {
       const storeFile = path.join(dir, 'daemon-store.db');
       const store = await openSqlAdapter(`sqlite:${storeFile}`);
       const seeded = await seedDemo(store, 24);
@@ -140,8 +152,8 @@ describeRedis('dashboard in a browser', () => {
       await page.goto(dashboard.url);
       const rev = page.locator('tr[data-reverse="default"]');
       await expect(rev.count()).resolves.toBe(1);
-      await rev.locator('button', { hasText: 'Fetch updates' }).click();
-      await expect(page.locator('.notice').textContent()).resolves.toContain('queued a push for default');
+      await rev.locator('button', { hasText: 'Ask the daemon to send its changes (push)' }).click();
+      await expect(page.locator('.notice').textContent()).resolves.toBe("Queued a push for default: the daemon sends the store's changes on its next poll.");
       await expect(page.locator('tr[data-reverse="default"] td').nth(3).textContent()).resolves.toBe('push');
       await shot('reverse-queued');
       const daemon = await runCli(['daemon', '--service', reverse.url, '--adapter', `sqlite:${storeFile}`, '--once', '--json', '--poll-ms', '50'], { STOREBRIDGE_CONNECTION: REVERSE_KEY });
@@ -164,6 +176,7 @@ describeRedis('dashboard in a browser', () => {
       expect(sync.readOnlyMode).toBe(true);
       expect(sync.counts.completed).toBeGreaterThanOrEqual(fleet.ids.length - 1);
       await shot('jobs', false);
+      expect(foreign).toEqual([]);
       const anonymous = await fetch(`${dashboard.url}/jobs/api/queues`);
       expect(anonymous.status).toBe(401);
     });
@@ -187,6 +200,33 @@ describeRedis('dashboard in a browser', () => {
         await plain.screenshot({ path: path.join(ARTIFACTS, 'dashboard-no-javascript.png') });
       } finally {
         await context.close();
+      }
+    });
+
+    test.each([1280, 768])('at %i px wide no page scrolls sideways (wide tables scroll in their own box), with the reverse section shown', async (width) => {
+      await page.setViewportSize({ width, height: 900 });
+      try {
+        const pages = [dashboard.url, `${dashboard.url}/connections/${fleet.failing}`, `${dashboard.url}/reverse/0/default`];
+        for (const url of pages) {
+          await page.goto(url);
+          await page.waitForSelector('main h2');
+          const m = await page.evaluate(() => ({
+            page: document.documentElement.scrollWidth,
+            window: window.innerWidth,
+            header: document.querySelector('header')!.scrollWidth,
+            // Each table's box: how much of it is hidden to the right (0: the table fits).
+            hidden: Array.from(document.querySelectorAll('.scroll')).map((b) => b.scrollWidth - b.clientWidth),
+          }));
+          expect({ url, width, page: m.page <= m.window, header: m.header <= m.window }).toEqual({ url, width, page: true, header: true });
+          // At 1280 px the overview's tables fit whole: every action button is in sight.
+          if (width === 1280 && url === dashboard.url) expect({ url, hidden: m.hidden.filter((h) => h > 0) }).toEqual({ url, hidden: [] });
+          await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${width}-${['overview', 'connection', 'reverse'][pages.indexOf(url)]}.png`), fullPage: true });
+        }
+        // The nav links only to what is shown; both sections are here.
+        await page.goto(dashboard.url);
+        expect(await page.locator('header nav a').allTextContents()).toEqual(['Sync', 'Reverse', 'Jobs (BullMQ)']);
+      } finally {
+        await page.setViewportSize({ width: 1500, height: 900 });
       }
     });
 

@@ -48,6 +48,10 @@ test('--state FILE: the connections of a "storebridge sync --state" file, their 
     expect(page).toContain('job 2');
     expect(page).toMatch(/took \d/);
     expect(page).not.toContain('Run now');
+    // Read-only: a note says why there are no actions (no empty Actions column); no link to a missing section.
+    expect(page).toContain('Read-only: this source cannot start, pause or resume runs.');
+    expect(page).not.toContain('<th>Actions</th>');
+    expect(page).toContain('<nav><a href="/#sync">Sync</a></nav>');
     expect(page).not.toContain(KEY);
     // The server limits of `serve` (docs/deployment.md "Server limits"): a request Node cannot
     // parse is answered in JSON, not with Node's bare-text 400.

@@ -106,7 +106,7 @@ describe('without a token: loopback only', () => {
     // The right origin and token: the action runs.
     const ok = await post({ cookie: `sb_dash_csrf=${nonce}`, origin: `http://${HOST}` }, form);
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body)).toEqual({ ok: true, jobId: 'job-1', message: 'Queued a run of shop-a now (job job-1).' });
+    expect(JSON.parse(ok.body)).toEqual({ ok: true, jobId: 'job-1', message: 'Queued a run of shop-a now (queue id job-1); the table shows it when it ends.' });
     expect(queued).toEqual(['shop-a']);
     const unknown = await post({ cookie: `sb_dash_csrf=${nonce}`, origin: `http://${HOST}` }, `connection=nope&csrf=${encodeURIComponent(csrf)}`);
     expect(unknown.status).toBe(404);
@@ -121,7 +121,7 @@ describe('without a token: loopback only', () => {
     const flash = cookieOf(browser, 'sb_dash_flash')!;
     const shown = await d.handle(request({ headers: { cookie: `sb_dash_csrf=${nonce}; sb_dash_flash=${flash}` } }));
     expect(shown.body).toContain('class="notice"');
-    expect(shown.body).toContain('Queued a run of shop-a now (job job-3).');
+    expect(shown.body).toContain('Queued a run of shop-a now (queue id job-3); the table shows it when it ends.');
     // Shown once: the page clears the cookie.
     expect(cookieOf(shown, 'sb_dash_flash')).toBe('');
   });

@@ -116,13 +116,24 @@ test('the chart has one bar per run, a cross per failed run, and a title per bar
       expect(svg.match(/<rect /g)?.length).toBe(fails.length);
       expect(svg.match(/class="fail-mark"/g)?.length ?? 0).toBe(fails.filter(Boolean).length);
       expect(svg.match(/<title>/g)?.length).toBe(fails.length + 1);
-      expect(svg).toContain(`aria-label="${fails.length} runs, ${fails.filter(Boolean).length} failed"`);
+      expect(svg).toContain(`aria-label="${fails.length} run${fails.length === 1 ? '' : 's'}, ${fails.filter(Boolean).length} failed"`);
       // Oldest on the left: the first bar is job 1.
       expect(/<rect [^>]*><title>[^<]*\(job (\d+)\)/.exec(svg)![1]).toBe('1');
     }),
     { numRuns: 50 },
   );
   expect(runChart([], { width: 100, height: 20 }).text).toContain('no runs yet');
+});
+
+test('the chart counts items in words: a failed run with none says "0 items" on its axis, one item "1 item"', () => {
+  const failed = runRecordOf(lastRunOf(observation('x', 1, true), undefined));
+  const empty: RunRecord = { ...failed, products: { ...failed.products, count: 0 }, orders: { ...failed.orders, count: 0 } };
+  const svg = runChart([empty], { width: 300, height: 80 }).text;
+  expect(svg).toContain('>0 items</text>');
+  expect(svg).toContain(': failed, 5 ms, 0 items (job 1)');
+  const one = runChart([{ ...empty, orders: { ...empty.orders, count: 1 } }], { width: 300, height: 80 }).text;
+  expect(one).toContain('>1 item</text>');
+  expect(one).not.toMatch(/\b1 items\b/);
 });
 
 describeRedis('run history in Redis', () => {

@@ -28,7 +28,7 @@ function capturedPino(): { logger: pino.Logger; lines: () => Array<Record<string
   return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)), raw: () => chunks.join('') };
 }
 
-async function startApp(options: Partial<StoreRouterOptions> & Pick<StoreRouterOptions, 'adapter'>, registry?: Registry) {
+async function startApp(options: Partial<StoreRouterOptions> & Pick<StoreRouterOptions, 'adapter'>, registry?: Parameters<typeof metricsHandler>[0]) {
   const app = express();
   if (registry) app.get('/metrics', metricsHandler(registry));
   app.use('/sync', createStoreRouter({ svcKeys: [KEY], rateLimit: false, ...options } as StoreRouterOptions));

@@ -113,11 +113,11 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
       jobs: parsed.noJobs ? false : 'auto',
       jobsWritable: parsed.jobsWritable,
       // One line per failing source at most once a minute (the page says it too).
-      onError: (err, { source }) => {
+      onError: (_err, { source, message }) => {
         const t = Date.now();
         if ((lastReported.get(source) ?? 0) > t - 60_000) return;
         lastReported.set(source, t);
-        io.err(`storebridge dashboard: ${source}: ${(err as Error)?.message?.split('\n')[0] ?? String(err)}`);
+        io.err(`storebridge dashboard: ${message.split('\n')[0]}`);
       },
     });
     if (router.jobsUnavailable) io.err(`storebridge dashboard: note: no jobs view: ${router.jobsUnavailable}`);

@@ -49,12 +49,15 @@ export function run(args: string[], io: CliIO): Promise<number> {
     );
     if (typeof launched === 'number') return launched;
     const { store, stop, adapterSpec } = launched;
+    // How the curl line names the key (the key itself only when it is a throwaway).
     const keyRef = generated ? key : args.some((a) => a === '--key' || a.startsWith('--key=')) ? '<the key given with --key>' : args.some((a) => a === '--key-file' || a.startsWith('--key-file=')) ? '$(cat <your --key-file>)' : '$STOREBRIDGE_KEY';
-    const ok = await tour(store.url, key, { generated, adapterSpec, seeded: store.seeded, pageSize: values.pageSize, keyRef }, io);
+    const ok = await tour(store.url, key, { generated, adapterSpec, seeded: store.seeded }, io);
     if (values.exit) {
       await store.close();
       return ok ? 0 : 1;
     }
+    // Only for a store that goes on serving: after --exit there is nothing left to try.
+    io.out(`try it: curl -H "SvcKey: ${keyRef}" "${store.url}/products?sortorder=asc&jobid=1&offset=${values.pageSize ?? 20}"`);
     io.out('serving until Ctrl-C');
     const signal = await stop;
     io.err(`storebridge demo: ${signal}, shutting down`);
@@ -67,9 +70,6 @@ interface TourContext {
   readonly generated: boolean;
   readonly adapterSpec: string;
   readonly seeded: { products: number; orders: number };
-  readonly pageSize: number | undefined;
-  /** How the curl line names the key (the key itself only when it is a throwaway). */
-  readonly keyRef: string;
 }
 
 /** Calls the store the way the sync service does and prints what came back; false when a call failed outright. */
@@ -147,6 +147,5 @@ async function tour(url: string, key: string, ctx: TourContext, io: CliIO): Prom
   }
 
   io.out('');
-  io.out(`try it: curl -H "SvcKey: ${ctx.keyRef}" "${url}/products?sortorder=asc&jobid=1&offset=${ctx.pageSize ?? 20}"`);
   return ok;
 }

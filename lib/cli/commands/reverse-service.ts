@@ -15,7 +15,7 @@ import { limitedServer, SERVER_LIMITS_HELP, SERVER_TIMEOUTS } from '../../host/s
 import type { StoreAdapter } from '../../adapter';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
-import { defineCommand, runCommand, type ParsedArgs } from '../flags';
+import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { seedDemo } from '../../demo/seed-demo';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
@@ -107,8 +107,7 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
 export function run(args: string[], io: CliIO): Promise<number> {
   return runCommand(command, args, io, async ({ values }) => {
     if (values.state !== undefined && !/^(adapter|memory|rediss?:\/\/.+)$/.test(values.state)) {
-      io.err(`storebridge reverse-service: --state must be adapter, memory or a redis:// URL\n\n${HELP}`);
-      return 2;
+      return usageError(command, io, '--state must be adapter, memory or a redis:// URL');
     }
     return serve(values, io);
   });

@@ -105,8 +105,19 @@ function jobsView(modules: BullBoardModules, queue: unknown, readOnlyMode: boole
       modules.createBullBoard({ queues: [new modules.BullMQAdapter(queue, { readOnlyMode })], serverAdapter, options: { uiConfig: { boardTitle: `${title} jobs` } } });
       apps.set(base, (app = serverAdapter.getRouter()));
     }
+    withoutWebFonts(res);
     app(req, res, next);
   };
+}
+
+/**
+ * bull-board's page links a Google Fonts stylesheet: an operator's browser would ask Google for it
+ * on every visit (a request to a third party from an internal tool), and offline it only fails. The
+ * link is dropped from the page; the UI's own CSS falls back to system fonts.
+ */
+function withoutWebFonts(res: Response): void {
+  const send = res.send.bind(res);
+  res.send = (body?: unknown) => send(typeof body === 'string' ? body.replace(/<link[^>]*\/\/fonts\.(googleapis|gstatic)\.com[^>]*>\s*/g, '') : body);
 }
 
 /**

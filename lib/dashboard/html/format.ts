@@ -26,6 +26,9 @@ export function formatTime(at: number): string {
 
 export const formatCount = (n: number | undefined): string => (n === undefined ? '–' : n.toLocaleString('en-US'));
 
+/** `1 item`, `2 items`, `1,500 items`. */
+export const countOf = (n: number, noun: string): string => `${formatCount(n)} ${noun}${n === 1 ? '' : 's'}`;
+
 const ERROR_WORDS: Record<string, string> = {
   STORE_AUTH: 'The store refused the key (HTTP 401): the connection\'s SvcKey is wrong or was revoked.',
   STORE_BAD_REQUEST: 'The store refused the request as malformed (HTTP 400).',

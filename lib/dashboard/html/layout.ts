@@ -6,6 +6,8 @@ export interface LayoutOptions {
   title: string;
   /** Show the link to the raw queue view (bull-board). */
   jobs: boolean;
+  /** The sections the overview has: the navigation links only to those. */
+  sections: { sync: boolean; reverse: boolean };
   /** Show "Log out" (operator-token mode). */
   logout: boolean;
   csrf: string;
@@ -27,7 +29,7 @@ export function layout(o: LayoutOptions, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${o.title}</title><link rel="stylesheet" href="${o.base}/assets/dashboard.css"><script src="${o.base}/assets/dashboard.js" defer></script></head>
-<body><header><h1>${o.title}</h1><nav><a href="${o.base}/#sync">Sync</a><a href="${o.base}/#reverse-0">Reverse</a>${o.jobs ? html`<a href="${o.base}/jobs/">Jobs (BullMQ)</a>` : ''}</nav><span class="who">${logout}</span></header>
+<body><header><h1>${o.title}</h1><nav>${o.sections.sync ? html`<a href="${o.base}/#sync">Sync</a>` : ''}${o.sections.reverse ? html`<a href="${o.base}/#reverse-0">Reverse</a>` : ''}${o.jobs ? html`<a href="${o.base}/jobs/">Jobs (BullMQ)</a>` : ''}</nav><span class="who">${logout}</span></header>
 <main${refresh}>${mainContent(o, body)}</main>
 <footer>storebridge dashboard · <noscript>reload the page to refresh it · </noscript>keys are never shown: connections appear by name</footer></body></html>`.text;
 }

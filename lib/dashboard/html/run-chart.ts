@@ -5,7 +5,7 @@
  * (the browser's tooltip) with the run's figures.
  */
 import type { RunRecord } from '../../sync/sync-health';
-import { formatCount, formatDuration, formatTime } from './format';
+import { countOf, formatDuration, formatTime } from './format';
 import { html, raw, type SafeHtml } from './html';
 
 export interface RunChartOptions {
@@ -23,13 +23,14 @@ const fixed = (n: number) => (Math.round(n * 10) / 10).toString();
 export function runChart(runs: readonly RunRecord[], o: RunChartOptions): SafeHtml {
   const ordered = [...runs].reverse();
   const failed = ordered.filter((r) => r.outcome === 'failed').length;
-  const label = `${ordered.length} runs, ${failed} failed`;
+  const label = `${countOf(ordered.length, 'run')}, ${failed} failed`;
   if (ordered.length === 0) return html`<span class="muted">no runs yet</span>`;
   const pad = o.compact ? { l: 1, r: 1, t: 9, b: 1 } : { l: 56, r: 56, t: 14, b: 22 };
   const w = o.width - pad.l - pad.r;
   const h = o.height - pad.t - pad.b;
   const maxMs = Math.max(1, ...ordered.map((r) => r.durationMs));
-  const maxItems = Math.max(1, ...ordered.map(itemsOf));
+  const mostItems = Math.max(0, ...ordered.map(itemsOf));
+  const maxItems = Math.max(1, mostItems); // the scale; the label says the real most (0 when every run failed empty)
   const slot = w / ordered.length;
   const barW = Math.max(1, Math.min(slot * 0.7, o.compact ? 8 : 24));
   const y = (v: number, max: number) => pad.t + h - (v / max) * h;
@@ -37,7 +38,7 @@ export function runChart(runs: readonly RunRecord[], o: RunChartOptions): SafeHt
   const bars = ordered.map((r, i) => {
     const x = pad.l + i * slot + (slot - barW) / 2;
     const top = Math.min(y(r.durationMs, maxMs), pad.t + h - 2);
-    const tip = `${formatTime(Date.parse(r.at))}: ${r.outcome}, ${formatDuration(r.durationMs)}, ${formatCount(itemsOf(r))} items (job ${r.jobid})${r.error ? ` — ${r.error.message.slice(0, 200)}` : ''}`;
+    const tip = `${formatTime(Date.parse(r.at))}: ${r.outcome}, ${formatDuration(r.durationMs)}, ${countOf(itemsOf(r), 'item')} (job ${r.jobid})${r.error ? ` — ${r.error.message.slice(0, 200)}` : ''}`;
     const mark =
       r.outcome === 'failed'
         ? html`<text class="fail-mark" x="${fixed(x + barW / 2)}" y="${fixed(Math.max(top - 1, pad.t - 1))}" text-anchor="middle" font-size="${o.compact ? 9 : 12}" font-weight="bold" fill="${COLOURS.failed}">✕</text>`
@@ -52,7 +53,7 @@ export function runChart(runs: readonly RunRecord[], o: RunChartOptions): SafeHt
     : html`<line x1="${pad.l}" y1="${pad.t + h}" x2="${pad.l + w}" y2="${pad.t + h}" stroke="#9ca3af"/>
 <text x="${pad.l - 4}" y="${pad.t + 4}" text-anchor="end" font-size="10" fill="${COLOURS.ok}">${formatDuration(maxMs)}</text>
 <text x="${pad.l - 4}" y="${pad.t + h}" text-anchor="end" font-size="10" fill="#6b7280">0</text>
-<text x="${pad.l + w + 4}" y="${pad.t + 4}" font-size="10" fill="${COLOURS.items}">${formatCount(maxItems)} items</text>
+<text x="${pad.l + w + 4}" y="${pad.t + 4}" font-size="10" fill="${COLOURS.items}">${countOf(mostItems, 'item')}</text>
 <text x="${pad.l}" y="${o.height - 6}" font-size="10" fill="#6b7280">${formatTime(Date.parse(ordered[0].at))}</text>
 <text x="${pad.l + w}" y="${o.height - 6}" text-anchor="end" font-size="10" fill="#6b7280">${formatTime(Date.parse(ordered[ordered.length - 1].at))}</text>`;
   return html`<svg class="chart${o.compact ? ' spark' : ''}" xmlns="http://www.w3.org/2000/svg" width="${o.width}" height="${o.height}" viewBox="0 0 ${o.width} ${o.height}" role="img" aria-label="${label}"><title>${label}</title>${axes}${bars}${line}${dots}</svg>`;

@@ -5,7 +5,7 @@
  */
 import type { LastRun, LastRunEntity, RunRecord } from '../../sync/sync-health';
 import type { SyncCapabilities, SyncConnectionView } from '../dashboard-sources';
-import { errorInWords, formatCount, formatDuration, formatRelative, formatTime } from './format';
+import { countOf, errorInWords, formatCount, formatDuration, formatRelative, formatTime } from './format';
 import { html, raw, type SafeHtml } from './html';
 import { chartLegend, runChart } from './run-chart';
 
@@ -32,16 +32,26 @@ export interface SyncSection {
   error?: string;
 }
 
-const SYNC_HEAD = raw(
-  '<thead><tr><th>Connection</th><th>Status</th><th>Last run</th><th class="num">Products</th><th class="num">Orders</th><th>Duplicates / invalid</th><th>Last error</th><th>Next run</th><th>History</th><th>Actions</th></tr></thead>',
+const SYNC_COLUMNS = '<th>Connection</th><th>Status</th><th>Last run</th><th class="num">Products</th><th class="num">Orders</th><th>Duplicates / invalid</th><th>Last error</th><th>Next run</th><th>History</th>';
+
+/** A read-only source (a state file) has no Actions column: a note says why instead. */
+const hasActions = (caps: SyncCapabilities) => caps.runNow || caps.pause;
+
+const syncHead = (caps: SyncCapabilities) => raw(`<thead><tr>${SYNC_COLUMNS}${hasActions(caps) ? '<th>Actions</th>' : ''}</tr></thead>`);
+
+/** A wide table scrolls inside its own box, so the page itself never scrolls sideways. */
+export const scrollBox = (table: SafeHtml): SafeHtml => html`<div class="scroll">${table}</div>`;
+
+const READ_ONLY = raw(
+  '<p class="muted readonly">Read-only: this source cannot start, pause or resume runs. The sync service\'s Redis (<code>--redis URL</code>, <code>createRedisSyncSource</code>) can.</p>',
 );
 
 const connectionHref = (ctx: PageContext, name: string) => `${ctx.base}/connections/${encodeURIComponent(name)}`;
 
 /** A POST form with one button (and the CSRF token): works without JavaScript. */
-export function actionForm(ctx: PageContext, action: string, fields: Record<string, string>, label: string, extra: SafeHtml | string = '', primary = false): SafeHtml {
+export function actionForm(ctx: PageContext, action: string, fields: Record<string, string>, label: string, extra: SafeHtml | string = '', primary = false, tooltip?: string): SafeHtml {
   const inputs = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
-  return html`<form method="post" action="${ctx.base}/actions/${action}"><input type="hidden" name="csrf" value="${ctx.csrf}">${inputs}${extra}<button type="submit"${primary ? html` class="primary"` : ''}>${label}</button></form>`;
+  return html`<form method="post" action="${ctx.base}/actions/${action}"><input type="hidden" name="csrf" value="${ctx.csrf}">${inputs}${extra}<button type="submit"${primary ? html` class="primary"` : ''}${tooltip ? html` title="${tooltip}"` : ''}>${label}</button></form>`;
 }
 
 function sum(run: Pick<LastRun, 'products' | 'orders'>, k: keyof LastRunEntity): number | undefined {
@@ -102,6 +112,7 @@ function errorCell(run: LastRun | RunRecord | undefined): SafeHtml {
 }
 
 function actionsCell(ctx: PageContext, caps: SyncCapabilities, row: SyncConnectionView): SafeHtml {
+  if (!hasActions(caps)) return html``;
   const f = { connection: row.name };
   const run = caps.runNow ? actionForm(ctx, 'run-now', f, 'Run now', '', true) : '';
   const pause = !caps.pause ? '' : row.paused ? actionForm(ctx, 'resume', f, 'Resume') : row.schedule ? actionForm(ctx, 'pause', f, 'Pause') : '';
@@ -134,8 +145,9 @@ export function syncSection(ctx: PageContext, s: SyncSection): SafeHtml {
   const head = html`<h2 id="sync">Sync connections <small>${s.label}</small></h2>`;
   if (s.error) return html`${head}<p class="unavailable">${s.error}</p>`;
   if (s.total === 0) return html`${head}<p class="muted">No connection yet: none has run or been scheduled.</p>`;
-  return html`${head}${summaryCards(s.rows, s.total)}${pager(ctx, s)}<table class="connections">${SYNC_HEAD}
+  const table = html`<table class="connections">${syncHead(s.capabilities)}
 <tbody>${s.rows.map((r) => syncRow(ctx, s, r))}</tbody></table>`;
+  return html`${head}${summaryCards(s.rows, s.total)}${hasActions(s.capabilities) ? '' : READ_ONLY}${pager(ctx, s)}${scrollBox(table)}`;
 }
 
 function historyRow(r: RunRecord): SafeHtml {
@@ -149,9 +161,9 @@ export function syncConnectionPage(ctx: PageContext, s: SyncSection, row: SyncRo
   const runs = row.history;
   const chart = runs.length ? html`${runChart(runs, { width: 760, height: 200 })}${chartLegend}` : html`<p class="muted">No run history ${s.capabilities.runNow ? 'yet' : 'in this source'}.</p>`;
   const table = runs.length
-    ? html`<table><thead><tr><th>Ended</th><th>Outcome</th><th class="num">Duration</th><th class="num">Job</th><th class="num">Products</th><th class="num">Orders</th><th>Duplicates / invalid</th><th class="num">Requests / retries</th><th>Attempt</th><th>Error</th></tr></thead><tbody>${runs.map(historyRow)}</tbody></table>`
+    ? scrollBox(html`<table><thead><tr><th>Ended</th><th>Outcome</th><th class="num">Duration</th><th class="num">Job</th><th class="num">Products</th><th class="num">Orders</th><th>Duplicates / invalid</th><th class="num">Requests / retries</th><th>Attempt</th><th>Error</th></tr></thead><tbody>${runs.map(historyRow)}</tbody></table>`)
     : '';
   return html`<p><a href="${ctx.base}/">← all connections</a></p><h2>${row.name} ${statusBadge(row)}</h2>
-<table class="connections">${SYNC_HEAD}<tbody>${syncRow(ctx, s, { ...row, history: runs.slice(0, 20) })}</tbody></table>
-<h2>Run history <small>last ${runs.length} runs, newest first</small></h2>${chart}${table}`;
+${hasActions(s.capabilities) ? '' : READ_ONLY}${scrollBox(html`<table class="connections">${syncHead(s.capabilities)}<tbody>${syncRow(ctx, s, { ...row, history: runs.slice(0, 20) })}</tbody></table>`)}
+<h2>Run history <small>last ${countOf(runs.length, 'run')}, newest first</small></h2>${chart}${table}`;
 }

@@ -17,6 +17,7 @@ import { redisClient } from '../../sync/redis-connect';
 import { RedisSyncHealth, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from '../../sync/redis-sync-state';
 import type { RunRecord } from '../../sync/sync-health';
 import type { SyncMode } from '../../sync/sync-run';
+import { DashboardSourceError } from '../dashboard-errors';
 import type { PausedView, SyncConnectionView, SyncSource } from '../dashboard-sources';
 
 export interface RedisSyncSourceOptions extends SyncNamespaceOptions {
@@ -54,18 +55,20 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
   const health = new RedisSyncHealth(redis, ns);
   const queue: SyncQueue = createSyncQueue({ connection: redis, prefix: ns.prefix, queueName: ns.queueName, attempts: options.attempts, backoffMs: options.backoffMs });
   const pausedKey = `${ns.ns}@paused`;
-  if (owned) {
-    // Reads fail or time out while Redis is down, and the page says so: no unhandled 'error' event.
-    redis.on('error', () => undefined);
-  }
   (queue.queue as unknown as { on?(event: string, listener: () => void): void }).on?.('error', () => undefined);
   const label = typeof options.connection === 'string' ? `Redis ${safeRedisUrl(options.connection)} (${ns.ns})` : `Redis (${ns.ns})`;
+  const reachable = reachability(redis, label);
+  /** Runs a read or an action only when Redis is there; else fails at once with the cause. */
+  const whenUp = <A extends unknown[], T>(f: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
+    await reachable();
+    return f(...args);
+  };
 
   return {
     label,
     capabilities: { runNow: true, pause: true },
     queue: queue.queue,
-    async connections() {
+    connections: whenUp(async () => {
       const [runs, schedules, paused] = await Promise.all([health.lastRuns(), queue.connections(), redis.hgetall(pausedKey)]);
       const rows = new Map<string, SyncConnectionView>();
       const row = (name: string) => rows.get(name) ?? rows.set(name, { name }).get(name)!;
@@ -77,10 +80,10 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
         if (p && !rows.get(name)?.schedule) row(name).paused = p;
       }
       return [...rows.values()].sort((a, b) => compareIds(a.name, b.name));
-    },
-    history: (name: string, limit: number): Promise<RunRecord[]> => health.history(name, limit),
-    runNow: (name) => queue.runNow(name),
-    async pause(name) {
+    }),
+    history: whenUp((name: string, limit: number): Promise<RunRecord[]> => health.history(name, limit)),
+    runNow: whenUp((name: string) => queue.runNow(name)),
+    pause: whenUp(async (name: string) => {
       const s = (await queue.connections()).find((c) => c.id === name);
       if (!s) return false;
       const record: PausedView = { intervalMs: s.intervalMs, pausedAt: new Date().toISOString(), ...(s.mode ? { mode: s.mode } : {}) };
@@ -88,14 +91,14 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
       await redis.hset(pausedKey, name, JSON.stringify(record));
       await queue.removeConnection(name);
       return true;
-    },
-    async resume(name) {
+    }),
+    resume: whenUp(async (name: string) => {
       const p = parsePaused((await redis.hget(pausedKey, name)) ?? undefined);
       if (!p) return false;
       await queue.addConnection({ id: name, intervalMs: p.intervalMs, ...(p.mode ? { mode: p.mode } : {}) });
       await redis.hdel(pausedKey, name);
       return true;
-    },
+    }),
     async close() {
       // While Redis is down, a graceful close would wait for it forever: drop the connection instead.
       const up = redis.status === 'ready';
@@ -106,6 +109,44 @@ export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSour
         redis.disconnect();
       }
     },
+  };
+}
+
+/** How long a page waits for a first connection attempt to end (a refused one ends at once). */
+const FIRST_CONNECT_WAIT_MS = 1_000;
+
+/**
+ * A check to run before each command: resolves when Redis is ready, else throws the reason.
+ * ioredis queues commands while it reconnects (BullMQ needs `maxRetriesPerRequest: null`), so a read
+ * against a Redis that is down would wait for the dashboard's time limit and then say only that it
+ * did not answer. This says why (`cannot be reached (ECONNREFUSED)`) at once.
+ */
+function reachability(redis: Redis, label: string): () => Promise<void> {
+  let cause: string | undefined;
+  // Also what keeps an 'error' event from going unhandled while Redis is down (on a client the app
+  // passed in, it quiets ioredis's "Unhandled error event" line): the page and `onError` say it.
+  redis.on('error', (err: NodeJS.ErrnoException) => {
+    cause = typeof err?.code === 'string' ? err.code : /^[A-Z]{3,}\b/.exec(err?.message ?? '')?.[0] ?? 'error';
+  });
+  redis.on('ready', () => (cause = undefined));
+  return async () => {
+    if (redis.status === 'ready') return;
+    if (cause === undefined && ['wait', 'connecting', 'connect'].includes(redis.status)) {
+      // The first attempt is under way: its outcome comes within milliseconds on a refused port.
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          for (const e of ['ready', 'error', 'close']) redis.off(e, done);
+          resolve();
+        };
+        const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
+        for (const e of ['ready', 'error', 'close']) redis.once(e, done);
+      });
+      if ((redis.status as string) === 'ready') return;
+    }
+    // Not ready with no known cause (slow first connect): the command goes ahead under the time limit.
+    if (cause !== undefined) throw new DashboardSourceError(label, `cannot be reached (${cause})`);
+    if (redis.status === 'end') throw new DashboardSourceError(label, 'is closed');
   };
 }
 
