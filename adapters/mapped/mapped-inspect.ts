@@ -28,11 +28,14 @@ export async function describeTable(db: Kysely<any>, kind: SqlKind, table: strin
   let found: ColumnInfo[];
   if (kind === 'sqlite') {
     const list = await rows(db, sql`select name, type, "notnull", pk from pragma_table_xinfo(${name})`);
-    found = list.map((r) => ({ name: String(r.name), type: String(r.type ?? '').toLowerCase(), nullable: !Number(r.notnull) && !Number(r.pk) }));
+    found = list.map((r) => ({ name: String(r.name), type: String(r.type ?? '').toLowerCase(), nullable: !Number(r.notnull) && !Number(r.pk), primaryKey: Number(r.pk) > 0 }));
   } else if (kind === 'postgres') {
     const list = await rows(
       db,
-      sql`select c.column_name, c.data_type, c.is_nullable, c.collation_name, c.datetime_precision, c.column_default, c.is_identity
+      sql`select c.column_name, c.data_type, c.is_nullable, c.collation_name, c.datetime_precision, c.column_default, c.is_identity,
+            exists (select 1 from information_schema.table_constraints tc
+                    join information_schema.key_column_usage k on k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
+                    where tc.constraint_type = 'PRIMARY KEY' and tc.table_schema = c.table_schema and tc.table_name = c.table_name and k.column_name = c.column_name) as pk
           from information_schema.columns c
           where c.table_schema = coalesce(${schema ?? null}::text, current_schema()) and c.table_name = ${name}
           order by c.ordinal_position`,
@@ -44,11 +47,12 @@ export async function describeTable(db: Kysely<any>, kind: SqlKind, table: strin
       ...(r.collation_name ? { collation: String(r.collation_name) } : {}),
       ...(r.datetime_precision !== null ? { precision: Number(r.datetime_precision) } : {}),
       sequence: r.is_identity === 'YES' || /^nextval\(/.test(String(r.column_default ?? '')),
+      primaryKey: r.pk === true,
     }));
   } else {
     const list = await rows(
       db,
-      sql`select column_name as n, data_type as t, is_nullable as nl, collation_name as co, datetime_precision as p
+      sql`select column_name as n, data_type as t, is_nullable as nl, collation_name as co, datetime_precision as p, column_key as k
           from information_schema.columns
           where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name}
           order by ordinal_position`,
@@ -59,6 +63,7 @@ export async function describeTable(db: Kysely<any>, kind: SqlKind, table: strin
       nullable: columnText(r.nl) === 'YES',
       ...(r.co ? { collation: columnText(r.co) } : {}),
       ...(r.p !== null && r.p !== undefined ? { precision: Number(r.p) } : {}),
+      primaryKey: columnText(r.k) === 'PRI',
     }));
   }
   return found.length === 0 ? undefined : new Map(found.map((c) => [c.name, c]));

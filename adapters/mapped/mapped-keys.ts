@@ -33,6 +33,8 @@ export interface ColumnInfo {
   readonly precision?: number;
   /** PostgreSQL: the column's default takes a sequence value (`serial`, `identity`). */
   readonly sequence?: boolean;
+  /** Part of the primary key. */
+  readonly primaryKey?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------

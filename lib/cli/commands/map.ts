@@ -1,0 +1,98 @@
+/**
+ * `storebridge map infer --adapter SPEC --products-table T [--orders-table T]` prints a mapping file
+ * guessed from the tables' columns; `storebridge map schema` prints the mapping file's JSON Schema.
+ * The mapped adapter (docs/mapping.md) is loaded only here, not when the CLI starts.
+ */
+import { StorebridgeError } from '../../errors';
+import { defineCommand, runCommand } from '../flags';
+import type { CliIO } from '../io';
+
+type Mapped = typeof import('../../../adapters/mapped');
+type Infer = typeof import('../../../adapters/mapped/mapping-infer');
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const mapped = (): Mapped => require('../../../adapters/mapped');
+
+export const inferCommand = defineCommand({
+  name: 'map infer',
+  usage: '--adapter SPEC --products-table T [--orders-table T] > storebridge-map.json',
+  summary:
+    'Prints a mapping file (docs/mapping.md) guessed from the columns of an existing products table (and orders table): the id, the update-time column and its type, sku, name/title, price, stock, currency, status, total, … Every guess carries a "review" note. Serve it with storebridge serve --adapter SPEC --map FILE. Writes stay off until you map them.',
+  flags: {
+    adapter: { type: 'string', required: true, metavar: 'SPEC', help: 'the database: sqlite:FILE, postgres:URL or mysql:URL' },
+    'products-table': { type: 'string', required: true, metavar: 'T', help: 'the products table (or view); schema.table on PostgreSQL' },
+    'orders-table': { type: 'string', metavar: 'T', help: 'the orders table (or view)' },
+  },
+  epilogue: 'Exit status: 0 with the file on stdout; 1 when a table is missing or has no id or update-time column; 2 on a usage error.',
+});
+
+export const schemaCommand = defineCommand({
+  name: 'map schema',
+  usage: '> mapping.schema.json',
+  summary: "Prints the mapping file's JSON Schema (the same as docs/mapping.schema.json in the package), for editors and validators.",
+  flags: {},
+});
+
+const SUBCOMMANDS: Record<string, { summary: string; run: (args: string[], io: CliIO) => Promise<number> }> = {
+  infer: { summary: 'print a mapping file inferred from existing tables', run: runInfer },
+  schema: { summary: "print the mapping file's JSON Schema", run: runSchema },
+};
+
+export const HELP = [
+  'usage: storebridge map <infer|schema> [options]',
+  '',
+  'The mapping file says which existing tables and columns hold the products and orders served by storebridge serve --map FILE (docs/mapping.md).',
+  '',
+  ...Object.entries(SUBCOMMANDS).map(([name, c]) => `  ${name.padEnd(8)}${c.summary}`),
+  '',
+  'Run `storebridge map <subcommand> --help` for its options.',
+].join('\n');
+
+function runInfer(args: string[], io: CliIO): Promise<number> {
+  return runCommand(inferCommand, args, io, async ({ values }) => {
+    const { connectKysely } = require('../../../adapters/sql/sql-connect') as typeof import('../../../adapters/sql/sql-connect');
+    const { inferMapping } = require('../../../adapters/mapped/mapping-infer') as Infer;
+    let opened: ReturnType<typeof connectKysely>;
+    try {
+      opened = connectKysely(values.adapter);
+    } catch (err) {
+      io.err(`storebridge map infer: ${(err as Error).message}`);
+      return 1;
+    }
+    const { db, kind } = opened;
+    try {
+      const mapping = await inferMapping(db, kind, { productsTable: values.productsTable, ordersTable: values.ordersTable });
+      io.out(JSON.stringify(mapping, null, 2));
+      return 0;
+    } catch (err) {
+      const { SqlConnectError } = require('../../../adapters/sql/sql-adapter') as typeof import('../../../adapters/sql/sql-adapter');
+      // The kit's own errors say what is wrong; a driver's error is about the connection.
+      const known = err instanceof StorebridgeError;
+      io.err(`storebridge map infer: ${known ? (err as Error).message : new SqlConnectError(values.adapter, err).message}`);
+      return 1;
+    } finally {
+      await db.destroy();
+    }
+  });
+}
+
+function runSchema(args: string[], io: CliIO): Promise<number> {
+  return runCommand(schemaCommand, args, io, async () => {
+    io.out(JSON.stringify(mapped().mappingJsonSchema(), null, 2));
+    return 0;
+  });
+}
+
+export async function run(args: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    io.out(HELP);
+    return sub === undefined ? 2 : 0;
+  }
+  const command = Object.prototype.hasOwnProperty.call(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
+  if (!command) {
+    io.err(`storebridge map: unknown subcommand "${sub}": expected infer or schema\n\n${HELP}`);
+    return 2;
+  }
+  return command.run(rest, io);
+}
