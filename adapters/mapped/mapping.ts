@@ -21,6 +21,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import * as webhook from '../../lib/contract/webhook';
 import { OrderSchema, ProductSchema, type Entity } from '../../lib/contract/webhook';
 import { InvalidMappingError } from './mapping-errors';
 
@@ -37,38 +38,44 @@ export const MAPPING_VERSION = 1;
 
 type AnySchema = z.ZodType;
 
-const ColumnName = z
+/** Names of the parts of the schema, as the JSON Schema's `$defs` show them. */
+const names = z.registry<{ id: string }>();
+const named = <S extends AnySchema>(id: string, schema: S): S => {
+  names.add(schema, { id });
+  return schema;
+};
+
+const ColumnName = named('ColumnName', z
   .string()
   .regex(/^[^.\u0000-\u001f]{1,128}$/, 'must be a column name: 1 to 128 characters, no dot or control character')
-  .describe('a column of the table (quoted in every statement, so any name but one with a dot works)');
-const TableName = z
+  .describe('a column of the table (quoted in every statement, so any name but one with a dot works)'));
+const TableName = named('TableName', z
   .string()
   .regex(/^[^.\u0000-\u001f]{1,128}(\.[^.\u0000-\u001f]{1,128})?$/, 'must be a table name, or schema.table')
-  .describe('a table or a view: name, or schema.name (PostgreSQL)');
-const Review = z
+  .describe('a table or a view: name, or schema.name (PostgreSQL)'));
+const Review = named('Review', z
   .string()
-  .optional()
-  .describe('a note for a person to review (storebridge map infer writes one on every guess); the adapter ignores it');
+  .describe('a note for a person to review (storebridge map infer writes one on every guess); the adapter ignores it')).optional();
 const JsonPath = z
   .string()
   .regex(/^[^.]+(\.[^.]+)*$/, 'must be a dotted path into the JSON value: brand, dims.weight, tags.0')
   .describe('where the value is inside the column\'s JSON: member names and array indexes joined by dots');
 
 /** `{column, path?}`: a column's value, or (with `path`) a value inside the JSON the column holds. */
-const ColumnSource = z.object({ column: ColumnName, path: JsonPath.optional(), review: Review }).strict();
+const ColumnSource = named('ColumnSource', z.object({ column: ColumnName, path: JsonPath.optional(), review: Review }).strict());
 
 /** Which columns of a table the write webhooks may set. */
-const Writes = z
+const Writes = named('Writes', z
   .object({
     update: z.array(ColumnName).optional().describe('the columns an update sets (the others are left as they are); absent: updates are refused'),
     create: z.array(ColumnName).optional().describe('the columns a create sets besides the id and time columns; absent: creates are refused'),
     review: Review,
   })
-  .strict();
+  .strict());
 
-const ChildWrites = Writes.extend({
+const ChildWrites = named('ChildWrites', Writes.extend({
   delete: z.boolean().optional().describe('delete the rows a write no longer lists (default false: they stay, and are read back)'),
-}).strict();
+}).strict());
 
 function unwrap(schema: AnySchema): AnySchema {
   let s = schema;
@@ -82,6 +89,13 @@ function scalarSource(leaf: AnySchema): AnySchema {
 
 const maps = new Map<z.ZodObject, z.ZodObject>();
 
+/** The contract's objects by name (`$defs` of the JSON Schema: `VariationFields`, `MoneyFields`, …). */
+const CONTRACT_NAMES = new Map<z.ZodObject, string>(
+  Object.entries(webhook)
+    .filter(([name, value]) => name.endsWith('Schema') && value instanceof z.ZodObject)
+    .map(([name, value]) => [value as z.ZodObject, name.slice(0, -'Schema'.length)]),
+);
+
 /** The map of an object: one optional source per member of the contract's object (one schema per object, reused). */
 function mapOf(object: z.ZodObject, omit: readonly string[] = []): z.ZodObject {
   const cached = omit.length === 0 ? maps.get(object) : undefined;
@@ -91,7 +105,11 @@ function mapOf(object: z.ZodObject, omit: readonly string[] = []): z.ZodObject {
     if (!omit.includes(name)) shape[name] = sourceOf(unwrap(member as AnySchema)).optional();
   }
   const map = z.object(shape).strict();
-  if (omit.length === 0) maps.set(object, map);
+  if (omit.length === 0) {
+    const name = CONTRACT_NAMES.get(object);
+    if (name) names.add(map, { id: `${name}Fields` });
+    maps.set(object, map);
+  }
   return map;
 }
 
@@ -177,7 +195,7 @@ export const MappingSchema = z
 /** The JSON Schema of the mapping file (draft 2020-12), generated from `MappingSchema`. */
 export function mappingJsonSchema(): Record<string, unknown> {
   return {
-    ...z.toJSONSchema(MappingSchema, { io: 'input', reused: 'ref' }),
+    ...z.toJSONSchema(MappingSchema, { io: 'input', metadata: names }),
     title: 'storebridge mapping file',
     description: 'Which tables and columns hold the products and orders storebridge serves (docs/mapping.md).',
   };
