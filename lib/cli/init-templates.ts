@@ -105,6 +105,7 @@ module.exports = { readKey };
 const SERVER_JS = `'use strict';
 /** Starts the store: \`npm start\`. Settings come from the environment (and .env, see .env.example). */
 require('./env');
+const { createServer } = require('node:http');
 const { createApp } = require('./app');
 const { openAdapter } = require('./adapter');
 const { readKey } = require('./key');
@@ -113,9 +114,13 @@ async function main() {
   const key = readKey();
   const adapter = await openAdapter();
   const host = process.env.HOST || '127.0.0.1';
-  const server = createApp({ adapter, keys: [key] }).listen(Number(process.env.PORT || 8080), host, () => {
-    console.log(\`listening on http://\${host}:\${server.address().port}\`);
+  const port = Number(process.env.PORT || 8080);
+  const server = createServer(createApp({ adapter, keys: [key] }));
+  server.once('error', (err) => {
+    console.error(\`store: cannot listen on \${host}:\${port}: \${err.message}\`);
+    process.exit(1);
   });
+  server.listen(port, host, () => console.log(\`listening on http://\${host}:\${server.address().port}\`));
   const stop = () => server.close(() => adapter.close().then(() => process.exit(0)));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
