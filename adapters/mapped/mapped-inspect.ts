@@ -130,22 +130,20 @@ async function indexServesPaging(db: Kysely<any>, kind: SqlKind, page: RawBuilde
   });
 }
 
-/** What to do for an index to serve the paging order: `run: <statement>` (or, on MariaDB for a computed sort key, what to change). */
+/**
+ * What to do for an index to serve the paging order: `run: <statement>`, or what to change. On
+ * MariaDB an id that is not byte-ordered (an integer, a linguistic collation) is paged by bounding
+ * with the time column (`MappedEntityStore.bounded`), so an index on that column is what it needs.
+ */
 export function pagingIndexAdvice(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): string {
   const { sql } = loadKysely();
-  const base = splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40);
-  const name = `${base}_storebridge_page`;
+  const name = `${splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40)}_storebridge_page`;
   const text = (q: RawBuilder<unknown>) => q.compile(db).sql;
-  if (kind === 'mysql' && !id.direct) {
-    const generated = `${id.column}_bytes`.slice(0, 60);
-    return `run: ${text(
-      sql`alter table ${sql.table(table)} add column ${sql.id(generated)} varbinary(${sql.raw(id.integer ? '20' : '1024')}) as (cast(${sql.ref(id.column)} as binary)) virtual, add index ${sql.id(name)} (${sql.ref(time.column)}, ${sql.id(generated)})`,
-    )}, then map "id": {"column": "${id.column}", "sortColumn": "${generated}"}`;
-  }
   if (kind === 'mysql' && text(time.sort) !== text(sql.ref(time.column))) {
-    return `no index can hold a DATETIME truncated to milliseconds: declare ${table}.${time.column} DATETIME(3) (or coarser) to page from an index on (${time.column}, ${id.column})`;
+    return `no index can hold a time truncated to milliseconds: declare ${table}.${time.column} DATETIME(3) or TIMESTAMP(3) (or coarser) to page from an index on (${time.column}, ${id.column})`;
   }
-  return `run: ${text(sql`create index ${sql.id(name)} on ${sql.table(table)} (${time.sort}, ${id.sort})`)}`;
+  const idPart = kind === 'mysql' ? sql.ref(id.column) : id.sort;
+  return `run: ${text(sql`create index ${sql.id(name)} on ${sql.table(table)} (${time.sort}, ${idPart})`)}`;
 }
 
 /** The warnings about an entity table's paging: rows without a time, no index for the paging order. */
@@ -155,7 +153,12 @@ export async function pagingWarnings(db: Kysely<any>, kind: SqlKind, table: stri
   if (await hasNullTimes(db, table, time.column)) {
     warnings.push(`${table}: rows whose ${time.column} is NULL are not served (an item needs a last_updated); give them a time to serve them`);
   }
-  const page = sql`select ${sql.ref(id.column)} from ${sql.table(table)} where ${sql.ref(time.column)} is not null order by ${time.sort}, ${id.sort} limit 20`;
+  const served = sql`${sql.ref(time.column)} is not null`;
+  // A bounded page (MariaDB, an id that is not byte-ordered) needs the time's order from an index; any other, the whole key's.
+  const page =
+    kind === 'mysql' && !id.direct
+      ? sql`select ${time.sort} from ${sql.table(table)} where ${served} order by ${time.sort} limit 1 offset 19`
+      : sql`select ${sql.ref(id.column)} from ${sql.table(table)} where ${served} order by ${time.sort}, ${id.sort} limit 20`;
   if (!(await indexServesPaging(db, kind, page))) {
     warnings.push(`${table}: no index serves the paging order, so every page sorts the table in the database (slow on large tables); ${pagingIndexAdvice(db, kind, table, time, id)}`);
   }

@@ -91,21 +91,57 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     return this.sql`${this.sql.ref(this.runtime.time.column)} is not null`;
   }
 
-  /** The page query (exposed for plan checks). */
-  listQuery({ sortorder, limit, offset = 0, after }: Omit<ListOptions, 'signal'>): RawBuilder<Row> | undefined {
+  /**
+   * Whether pages are bounded first: MariaDB has no incremental sort and no index can hold an
+   * integer id's text (a generated column cannot read an AUTO_INCREMENT one), so a page sorted by
+   * `CAST(id AS BINARY)` would sort every row after the position. Instead one index-only query on
+   * the time column finds the time of the page's last row, and the page sorts only the rows up to
+   * it (the page, plus the rows tying with its first and last time).
+   */
+  private get bounded(): boolean {
+    return this.ctx.kind === 'mysql' && !this.runtime.id.direct;
+  }
+
+  /** The keyset condition in the time column's terms, or `false` when nothing can follow the position. */
+  private afterCondition(sortorder: ListOptions['sortorder'], after: NonNullable<ListOptions['after']>, timeOnly: boolean): RawBuilder<unknown> | false | undefined {
+    const { sql } = this;
+    const { time, id } = this.runtime;
+    const bound = timeBound(time, after.last_updated);
+    // Beyond every representable time: nothing follows it ascending; everything does descending.
+    if (!bound) return sortorder === 'asc' ? false : undefined;
+    if (timeOnly) {
+      // The rows strictly later than the position's time (a bound's count must not include rows at it).
+      const op = sql.raw(sortorder === 'asc' ? (bound.exact ? '>' : '>=') : '<');
+      return sql`${time.sort} ${op} ${bound.value}`;
+    }
+    // Between two representable times: "from the next one on", whatever the id (no id is empty).
+    const position = { last_updated: bound.value, _id: bound.exact ? after._id : '' };
+    return keysetPredicate(this.ctx.kind, sortorder, position, { lastUpdated: time.sort, id: id.sort, expanded: !id.direct });
+  }
+
+  /** The time of the last row a page can hold (bounded paging); `undefined` when fewer rows follow. */
+  private async pageBound({ sortorder, limit, offset = 0, after }: Omit<ListOptions, 'signal'>, db: Kysely<any>): Promise<unknown> {
+    const { sql } = this;
+    const { time, table } = this.runtime;
+    const condition = after ? this.afterCondition(sortorder, after, true) : undefined;
+    const where = condition ? sql`${this.served()} and ${condition}` : this.served();
+    const skip = limit - 1 + (after ? 0 : offset);
+    const { rows } = await sql<Row>`select ${time.select} as ${sql.id(LU)} from ${sql.table(table)} where ${where} order by ${time.sort} ${sql.raw(sortorder)} limit 1 offset ${sql.raw(String(skip))}`.execute(db);
+    const ms = rows.length > 0 ? time.toMs(rows[0][LU]) : undefined;
+    return ms === undefined ? undefined : time.value(ms);
+  }
+
+  /** The page query (exposed for plan checks); `upper` is a bounded page's last time. */
+  listQuery({ sortorder, limit, offset = 0, after }: Omit<ListOptions, 'signal'>, upper?: unknown): RawBuilder<Row> | undefined {
     const { sql } = this;
     const { time, id } = this.runtime;
     let where = this.served();
     if (after) {
-      const bound = timeBound(time, after.last_updated);
-      // Beyond every representable time: nothing follows it ascending; everything does descending.
-      if (!bound && sortorder === 'asc') return undefined;
-      if (bound) {
-        // Between two representable times: "from the next one on", whatever the id (no id is empty).
-        const position = { last_updated: bound.value, _id: bound.exact ? after._id : '' };
-        where = sql`${where} and ${keysetPredicate(this.ctx.kind, sortorder, position, { lastUpdated: time.sort, id: id.sort, expanded: !id.direct })}`;
-      }
+      const condition = this.afterCondition(sortorder, after, false);
+      if (condition === false) return undefined;
+      if (condition) where = sql`${where} and ${condition}`;
     }
+    if (upper !== undefined) where = sql`${where} and ${time.sort} ${sql.raw(sortorder === 'asc' ? '<=' : '>=')} ${upper}`;
     const dir = sql.raw(sortorder);
     const page = sql<Row>`select ${this.columnsOf(this.runtime)}, ${time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${where} order by ${time.sort} ${dir}, ${id.sort} ${dir} limit ${sql.raw(String(limit))}`;
     return !after && offset > 0 ? sql<Row>`${page} offset ${sql.raw(String(offset))}` : page;
@@ -113,9 +149,12 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
 
   async list(options: ListOptions): Promise<T[]> {
     options.signal.throwIfAborted();
-    const query = this.listQuery(options);
-    if (!query) return [];
-    return abortable(options.signal, async () => this.items(this.ctx.db, (await query.execute(this.ctx.db)).rows));
+    const { db } = this.ctx;
+    return abortable(options.signal, async () => {
+      const upper = this.bounded ? await this.pageBound(options, db) : undefined;
+      const query = this.listQuery(options, upper);
+      return query ? this.items(db, (await query.execute(db)).rows) : [];
+    });
   }
 
   /** Items of entity rows: their child rows read, the members built. */
