@@ -55,8 +55,11 @@ export interface IsoFormat {
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})([T ])(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** JavaScript's Date range ends here; beyond it no ISO text or timestamp is written. */
-const MAX_DATE_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+/**
+ * The last time written as ISO text or a timestamp: four-digit years end in 9999, and a day of
+ * margin keeps every zone offset's local time inside them.
+ */
+const MAX_DATE_MS = 253_402_214_399_999; // 9999-12-30T23:59:59.999Z
 
 /** An ISO text value in milliseconds, with its layout; `undefined` when it is not ISO 8601 text. */
 export function parseIso(value: string): { ms: number; format: IsoFormat } | undefined {
