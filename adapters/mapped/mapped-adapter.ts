@@ -26,6 +26,7 @@ import { SqlConnectError } from '../sql/sql-adapter';
 import { connectKysely, type ConnectionOptions } from '../sql/sql-connect';
 import { SqlDriverUnavailableError, SQL_KINDS, type SqlKind } from '../sql/sql-dialects';
 import { detectSqlKind } from '../sql/sql-run';
+import { countsInstalled } from './mapped-counts';
 import { idKey, timeKey } from './mapped-keys';
 import { isoLayout, pagingWarnings, requireTable } from './mapped-inspect';
 import { MappedEntityStore, type EntityRuntime, type StoreContext, type TableRuntime } from './mapped-store';
@@ -170,7 +171,9 @@ async function entityRuntime(db: Kysely<any>, kind: SqlKind, mapping: EntityMapp
   const time = timeKey(kind, mapping.table, table.columns.get(column)!, type, iso);
   const id = idKey(kind, table.columns.get(mapping.id.column)!, mapping.id.sortColumn);
   const warnings = await pagingWarnings(db, kind, mapping.table, time, id);
-  return { runtime: { ...table, mapping, time, id }, warnings };
+  // A kept count includes rows without a time, which are not served: used only when there can be none.
+  const counted = !table.columns.get(column)!.nullable && (await countsInstalled(db, kind, mapping.table));
+  return { runtime: { ...table, mapping, time, id, counted }, warnings };
 }
 
 function mappingOf(map: string | Record<string, unknown>): Mapping {

@@ -11,6 +11,7 @@ import type { Entity } from '../../lib/contract/webhook';
 import { UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';
+import { readCount } from './mapped-counts';
 import { storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
 import { buildItem, planNode, type PlannedNode, type Row, type RowNode, type TableRules, type WriteRules } from './mapped-rows';
 import type { ChildTable, EntityMapping, TableWrites } from './mapping';
@@ -35,6 +36,8 @@ export interface EntityRuntime extends TableRuntime {
   readonly mapping: EntityMapping;
   readonly time: TimeKey;
   readonly id: IdKey;
+  /** The database keeps the table's row count (`storebridge map counts`), and every row has a time. */
+  readonly counted: boolean;
 }
 
 export interface StoreContext {
@@ -193,11 +196,12 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   }
 
   /**
-   * `count(*)` of the served rows, kept `countCacheMs`: `itemsTotal` is asked on every list
-   * request, and no database counts a shop's table for free (docs/mapping.md "itemsTotal").
+   * The count the database keeps (`storebridge map counts`), else `count(*)` of the served rows,
+   * kept `countCacheMs`: `itemsTotal` is asked on every list request (docs/mapping.md "itemsTotal").
    */
   async count({ signal }: SignalOptions): Promise<number> {
     signal.throwIfAborted();
+    if (this.runtime.counted) return abortable(signal, () => readCount(this.ctx.db, this.runtime.table));
     const cached = this.countCache;
     if (cached && cached.generation === this.generation && Date.now() - cached.at < this.ctx.countCacheMs) return cached.n;
     const { sql } = this;

@@ -1,6 +1,8 @@
 /**
  * `storebridge map infer --adapter SPEC --products-table T [--orders-table T]` prints a mapping file
- * guessed from the tables' columns; `storebridge map schema` prints the mapping file's JSON Schema.
+ * guessed from the tables' columns; `storebridge map counts --adapter SPEC --map FILE [--apply]`
+ * prints (or runs) the triggers that keep exact row counts of the mapped tables;
+ * `storebridge map schema` prints the mapping file's JSON Schema.
  * The mapped adapter (docs/mapping.md) is loaded only here, not when the CLI starts.
  */
 import { StorebridgeError } from '../../errors';
@@ -26,6 +28,19 @@ export const inferCommand = defineCommand({
   epilogue: 'Exit status: 0 with the file on stdout; 1 when a table is missing or has no id or update-time column; 2 on a usage error.',
 });
 
+export const countsCommand = defineCommand({
+  name: 'map counts',
+  usage: '--adapter SPEC --map FILE [--apply]',
+  summary:
+    "Prints the statements that make the database keep an exact row count of each mapped table (a row in storebridge_row_counts moved by insert and delete triggers), so itemsTotal is one key read instead of a count(*) (docs/mapping.md \"itemsTotal\"); with --apply, runs them. Tables that have it already are named, not changed.",
+  flags: {
+    adapter: { type: 'string', required: true, metavar: 'SPEC', help: 'the database: sqlite:FILE, postgres:URL or mysql:URL' },
+    map: { type: 'string', required: true, metavar: 'FILE', help: 'the mapping file whose tables to count' },
+    apply: { type: 'boolean', help: 'run the statements (each table at once, locked against writes while it is counted)' },
+  },
+  epilogue: 'TRUNCATE fires no trigger: after one, run this again. Exit status: 0; 1 when the file or the database cannot be read or a statement fails; 2 on a usage error.',
+});
+
 export const schemaCommand = defineCommand({
   name: 'map schema',
   usage: '> mapping.schema.json',
@@ -35,11 +50,12 @@ export const schemaCommand = defineCommand({
 
 const SUBCOMMANDS: Record<string, { summary: string; run: (args: string[], io: CliIO) => Promise<number> }> = {
   infer: { summary: 'print a mapping file inferred from existing tables', run: runInfer },
+  counts: { summary: 'print (or --apply) the triggers that keep exact row counts of the mapped tables', run: runCounts },
   schema: { summary: "print the mapping file's JSON Schema", run: runSchema },
 };
 
 export const HELP = [
-  'usage: storebridge map <infer|schema> [options]',
+  'usage: storebridge map <infer|counts|schema> [options]',
   '',
   'The mapping file says which existing tables and columns hold the products and orders served by storebridge serve --map FILE (docs/mapping.md).',
   '',
@@ -76,6 +92,42 @@ function runInfer(args: string[], io: CliIO): Promise<number> {
   });
 }
 
+function runCounts(args: string[], io: CliIO): Promise<number> {
+  return runCommand(countsCommand, args, io, async ({ values }) => {
+    const { connectKysely } = require('../../../adapters/sql/sql-connect') as typeof import('../../../adapters/sql/sql-connect');
+    const counts = require('../../../adapters/mapped/mapped-counts') as typeof import('../../../adapters/mapped/mapped-counts');
+    let opened: ReturnType<typeof connectKysely>;
+    let tables: string[];
+    try {
+      const mapping = mapped().readMappingFile(values.map);
+      tables = (['products', 'orders'] as const).flatMap((e) => (mapping[e] ? [mapping[e]!.table] : []));
+      opened = connectKysely(values.adapter);
+    } catch (err) {
+      io.err(`storebridge map counts: ${(err as Error).message}`);
+      return 1;
+    }
+    const { db, kind } = opened;
+    try {
+      for (const table of tables) {
+        if (await counts.countsInstalled(db, kind, table)) {
+          io.out(`-- ${table}: its count is kept already`);
+        } else if (values.apply) {
+          await counts.installCounts(db, kind, table);
+          io.out(`-- ${table}: its count is kept from now on`);
+        } else {
+          io.out(`-- ${table}\n${counts.countsScript(db, kind, table)}`);
+        }
+      }
+      return 0;
+    } catch (err) {
+      io.err(`storebridge map counts: ${err instanceof StorebridgeError ? (err as Error).message : (err as Error).message.split('\n')[0]}`);
+      return 1;
+    } finally {
+      await db.destroy();
+    }
+  });
+}
+
 function runSchema(args: string[], io: CliIO): Promise<number> {
   return runCommand(schemaCommand, args, io, async () => {
     io.out(JSON.stringify(mapped().mappingJsonSchema(), null, 2));
@@ -91,7 +143,7 @@ export async function run(args: string[], io: CliIO): Promise<number> {
   }
   const command = Object.prototype.hasOwnProperty.call(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
   if (!command) {
-    io.err(`storebridge map: unknown subcommand "${sub}": expected infer or schema\n\n${HELP}`);
+    io.err(`storebridge map: unknown subcommand "${sub}": expected infer, counts or schema\n\n${HELP}`);
     return 2;
   }
   return command.run(rest, io);
