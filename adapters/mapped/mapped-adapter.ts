@@ -16,6 +16,8 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { BaseStoreAdapter, type EntityStore, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
 import { entityOf } from '../../lib/contract/entities';
@@ -23,7 +25,7 @@ import type { Entity, ItemOf, Order, Product } from '../../lib/contract/webhook'
 import { InvalidOptionError } from '../../lib/errors';
 import { defineOptions, opt } from '../../lib/options';
 import { SqlConnectError } from '../sql/sql-adapter';
-import { connectKysely, type ConnectionOptions } from '../sql/sql-connect';
+import { connectKysely, parseSqlSpec, type ConnectionOptions } from '../sql/sql-connect';
 import { SqlDriverUnavailableError, SQL_KINDS, type SqlKind } from '../sql/sql-dialects';
 import { detectSqlKind } from '../sql/sql-run';
 import { countsInstalled } from './mapped-counts';
@@ -176,6 +178,19 @@ async function entityRuntime(db: Kysely<any>, kind: SqlKind, mapping: EntityMapp
   return { runtime: { ...table, mapping, time, id, counted }, warnings };
 }
 
+/**
+ * A connection to a database that must already exist: the SQL adapter's connection layer creates a
+ * missing SQLite file (its own store starts empty), but a mapping names tables that are already
+ * there, so a mistyped path is refused instead of leaving an empty database behind.
+ */
+export function connectExisting(spec: string, options: ConnectionOptions = {}): { db: Kysely<any>; kind: SqlKind } {
+  const { kind, target } = parseSqlSpec(spec);
+  if (kind === 'sqlite' && target !== ':memory:' && !existsSync(resolve(target))) {
+    throw new InvalidOptionError('connection', `there is no SQLite database at ${resolve(target)}`);
+  }
+  return connectKysely(spec, options);
+}
+
 function mappingOf(map: string | Record<string, unknown>): Mapping {
   return typeof map === 'string' ? readMappingFile(map) : parseMapping(map);
 }
@@ -195,7 +210,7 @@ export async function createMappedAdapter(options: MappedAdapterOptions): Promis
   if ((config.connection === undefined) === (config.db === undefined)) throw new InvalidOptionError('connection', 'pass exactly one of connection or db');
   const mapping = mappingOf(config.map);
   const created = config.db === undefined;
-  const { db, kind } = created ? connectKysely(config.connection!, config) : { db: config.db!, kind: config.kind ?? detectSqlKind(config.db!) };
+  const { db, kind } = created ? connectExisting(config.connection!, config) : { db: config.db!, kind: config.kind ?? detectSqlKind(config.db!) };
   try {
     const ctx: StoreContext = { db, kind, maxWriteAttempts: config.maxWriteAttempts, countCacheMs: config.countCacheMs };
     const stores: { -readonly [E in Entity]?: MappedEntityStore<any> } = {};

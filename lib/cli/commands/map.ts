@@ -7,6 +7,8 @@
  */
 import { StorebridgeError } from '../../errors';
 import { defineCommand, runCommand } from '../flags';
+import type { Kysely } from 'kysely';
+import type { SqlKind } from '../../../adapters/sql/sql-dialects';
 import type { CliIO } from '../io';
 
 type Mapped = typeof import('../../../adapters/mapped');
@@ -64,50 +66,49 @@ export const HELP = [
   'Run `storebridge map <subcommand> --help` for its options.',
 ].join('\n');
 
+/**
+ * Opens the database a subcommand works on, runs `work` on it and closes it. Any failure is one
+ * line: the kit's own errors say what is wrong; a driver's error is about the connection (its
+ * password never shown).
+ */
+async function onDatabase(name: string, spec: string, io: CliIO, work: (db: Kysely<any>, kind: SqlKind) => Promise<void>): Promise<number> {
+  const { connectExisting } = require('../../../adapters/mapped/mapped-adapter') as typeof import('../../../adapters/mapped/mapped-adapter');
+  let opened: ReturnType<typeof connectExisting> | undefined;
+  try {
+    opened = connectExisting(spec);
+    await work(opened.db, opened.kind);
+    return 0;
+  } catch (err) {
+    const { SqlConnectError } = require('../../../adapters/sql/sql-adapter') as typeof import('../../../adapters/sql/sql-adapter');
+    io.err(`storebridge ${name}: ${err instanceof StorebridgeError ? err.message : new SqlConnectError(spec, err).message}`);
+    return 1;
+  } finally {
+    await opened?.db.destroy();
+  }
+}
+
 function runInfer(args: string[], io: CliIO): Promise<number> {
   return runCommand(inferCommand, args, io, async ({ values }) => {
-    const { connectKysely } = require('../../../adapters/sql/sql-connect') as typeof import('../../../adapters/sql/sql-connect');
     const { inferMapping } = require('../../../adapters/mapped/mapping-infer') as Infer;
-    let opened: ReturnType<typeof connectKysely>;
-    try {
-      opened = connectKysely(values.adapter);
-    } catch (err) {
-      io.err(`storebridge map infer: ${(err as Error).message}`);
-      return 1;
-    }
-    const { db, kind } = opened;
-    try {
+    return onDatabase('map infer', values.adapter, io, async (db, kind) => {
       const mapping = await inferMapping(db, kind, { productsTable: values.productsTable, ordersTable: values.ordersTable });
       io.out(JSON.stringify(mapping, null, 2));
-      return 0;
-    } catch (err) {
-      const { SqlConnectError } = require('../../../adapters/sql/sql-adapter') as typeof import('../../../adapters/sql/sql-adapter');
-      // The kit's own errors say what is wrong; a driver's error is about the connection.
-      const known = err instanceof StorebridgeError;
-      io.err(`storebridge map infer: ${known ? (err as Error).message : new SqlConnectError(values.adapter, err).message}`);
-      return 1;
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }
 
 function runCounts(args: string[], io: CliIO): Promise<number> {
   return runCommand(countsCommand, args, io, async ({ values }) => {
-    const { connectKysely } = require('../../../adapters/sql/sql-connect') as typeof import('../../../adapters/sql/sql-connect');
     const counts = require('../../../adapters/mapped/mapped-counts') as typeof import('../../../adapters/mapped/mapped-counts');
-    let opened: ReturnType<typeof connectKysely>;
     let tables: string[];
     try {
       const mapping = mapped().readMappingFile(values.map);
       tables = (['products', 'orders'] as const).flatMap((e) => (mapping[e] ? [mapping[e]!.table] : []));
-      opened = connectKysely(values.adapter);
     } catch (err) {
       io.err(`storebridge map counts: ${(err as Error).message}`);
       return 1;
     }
-    const { db, kind } = opened;
-    try {
+    return onDatabase('map counts', values.adapter, io, async (db, kind) => {
       for (const table of tables) {
         if (await counts.countsInstalled(db, kind, table)) {
           io.out(`-- ${table}: its count is kept already`);
@@ -118,13 +119,7 @@ function runCounts(args: string[], io: CliIO): Promise<number> {
           io.out(`-- ${table}\n${counts.countsScript(db, kind, table)}`);
         }
       }
-      return 0;
-    } catch (err) {
-      io.err(`storebridge map counts: ${err instanceof StorebridgeError ? (err as Error).message : (err as Error).message.split('\n')[0]}`);
-      return 1;
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }
 
