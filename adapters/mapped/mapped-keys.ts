@@ -264,8 +264,8 @@ export interface IdKey {
   readonly integer: boolean;
   /** PostgreSQL `uuid`. */
   readonly uuid: boolean;
-  /** MariaDB: the column compares case- or pad-insensitively, so equality is checked on its bytes too. */
-  readonly inexactEquality: boolean;
+  /** `column = value`, exact (see `exactlyEquals`). */
+  equals(value: unknown): RawBuilder<unknown>;
   /** The `_id` of a read value. */
   text(raw: unknown): string;
   /** The value to look up or write for an `_id`, or why the column cannot hold it. */
@@ -275,6 +275,18 @@ export interface IdKey {
 /** Whether a MariaDB column compares by bytes, without padding. */
 function mysqlBinary(info: ColumnInfo): boolean {
   return /binary|blob/.test(info.type) || /_nopad_bin$/.test(info.collation ?? '');
+}
+
+/**
+ * `column = value` that matches exactly: on MySQL/MariaDB a text column in a case-insensitive or
+ * PAD SPACE collation (`'mug-1' = 'MUG-1 '`) is compared on its bytes too, after the indexed
+ * comparison has narrowed the rows.
+ */
+export function exactlyEquals(kind: SqlKind, info: ColumnInfo, value: unknown): RawBuilder<unknown> {
+  const { sql } = loadKysely();
+  const ref = sql.ref(info.name);
+  if (kind !== 'mysql' || isIntegerType(kind, info.type) || mysqlBinary(info)) return sql`${ref} = ${value}`;
+  return sql`${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary)`;
 }
 
 /** A canonical decimal integer of at most 19 digits: what the database gives back as text for it. */
@@ -305,7 +317,7 @@ export function idKey(kind: SqlKind, info: ColumnInfo, sortColumn: string | unde
     direct,
     integer,
     uuid,
-    inexactEquality: kind === 'mysql' && !integer && !mysqlBinary(info),
+    equals: (value) => exactlyEquals(kind, info, value),
     text: columnText,
     param(id) {
       if (integer) {

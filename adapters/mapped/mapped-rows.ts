@@ -119,7 +119,7 @@ export interface WriteRules {
   /** Columns this write sets on this row (the table's update or create list). */
   readonly columns: ReadonlySet<string>;
   /** A column that refuses NULL: an absent member leaves it as it is (or to its default). */
-  notNull(table: string, column: string): boolean;
+  notNull(column: string): boolean;
   /** Refuses a value the column cannot hold (PostgreSQL text and NUL); `where` names the member. */
   checkValue(value: unknown, where: string): void;
 }
@@ -151,7 +151,7 @@ function applyFields(fields: FieldMap, doc: unknown, node: { row: Row; children:
         if (source.path.length > 0) {
           node.row[source.column] = setAt(asJson(node.row[source.column]), source.path, value);
         } else if (value === undefined || value === null) {
-          if (!rules.own.notNull(rules.table, source.column)) node.row[source.column] = null;
+          if (!rules.own.notNull(source.column)) node.row[source.column] = null;
         } else {
           rules.own.checkValue(value, path);
           node.row[source.column] = value;
@@ -172,7 +172,6 @@ function applyFields(fields: FieldMap, doc: unknown, node: { row: Row; children:
 
 /** The rules of every table a write touches: the entity's and each child table's. */
 export interface TableRules {
-  readonly table: string;
   readonly own: WriteRules;
   /** The rules for a child table's updated and created rows (`undefined`: that kind is not allowed). */
   child(child: ChildTable, mode: 'update' | 'create'): TableRules | undefined;

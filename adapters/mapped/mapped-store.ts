@@ -12,7 +12,7 @@ import { UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';
 import { readCount } from './mapped-counts';
-import { storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
+import { exactlyEquals, storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
 import { buildItem, planNode, type PlannedNode, type Row, type RowNode, type TableRules, type WriteRules } from './mapped-rows';
 import type { ChildTable, EntityMapping, TableWrites } from './mapping';
 import { MappedWriteRefusedError } from './mapping-errors';
@@ -81,13 +81,6 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
 
   private columnsOf(rt: TableRuntime): RawBuilder<unknown> {
     return this.sql.join(rt.select.map((c) => this.sql.ref(c)));
-  }
-
-  /** `id = ?`, on MariaDB's case- and pad-insensitive collations also byte for byte. */
-  private idEquals(value: unknown): RawBuilder<unknown> {
-    const { sql } = this;
-    const ref = sql.ref(this.runtime.id.column);
-    return this.runtime.id.inexactEquality ? sql`${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary)` : sql`${ref} = ${value}`;
   }
 
   private served(): RawBuilder<unknown> {
@@ -217,7 +210,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   private async readNode(db: Kysely<any>, idValue: unknown, forUpdate: boolean): Promise<RowNode | undefined> {
     const { sql } = this;
     const lock = forUpdate && this.ctx.kind !== 'sqlite' ? sql` for update` : sql``;
-    const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${this.runtime.time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${this.idEquals(idValue)} and ${this.served()}${lock}`.execute(db);
+    const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${this.runtime.time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${this.runtime.id.equals(idValue)} and ${this.served()}${lock}`.execute(db);
     if (rows.length === 0) return undefined;
     const node: RowNode = { row: rows[0], children: new Map() };
     await this.loadChildren(db, this.runtime, [node]);
@@ -240,11 +233,9 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     if (this.ctx.kind === 'postgres' && sku.includes('\u0000')) return undefined;
     const { sql } = this;
     const { time, id } = this.runtime;
-    const ref = sql.ref(source.column);
-    const info = this.runtime.columns.get(source.column);
-    const exact = this.ctx.kind === 'mysql' && !/binary|blob/.test(info?.type ?? '') && !/_nopad_bin$/.test(info?.collation ?? '') ? sql` and cast(${ref} as binary) = cast(${sku} as binary)` : sql``;
+    const equals = exactlyEquals(this.ctx.kind, this.runtime.columns.get(source.column)!, sku);
     const node = await abortable(signal, async () => {
-      const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${ref} = ${sku}${exact} and ${this.served()} order by ${time.sort} desc, ${id.sort} desc limit 1`.execute(this.ctx.db);
+      const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${equals} and ${this.served()} order by ${time.sort} desc, ${id.sort} desc limit 1`.execute(this.ctx.db);
       if (rows.length === 0) return undefined;
       const found: RowNode = { row: rows[0], children: new Map() };
       await this.loadChildren(this.ctx.db, this.runtime, [found]);
@@ -263,7 +254,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     if (!columns) return undefined;
     const own: WriteRules = {
       columns: new Set(columns),
-      notNull: (_table, column) => rt.columns.get(column)?.nullable === false,
+      notNull: (column) => rt.columns.get(column)?.nullable === false,
       checkValue: (value, where) => {
         if (this.ctx.kind === 'postgres' && typeof value === 'string' && value.includes('\u0000')) {
           throw new UnstorableValueError(`${this.entity}.upsert`, where, 'PostgreSQL text cannot hold U+0000 (NUL)');
@@ -271,7 +262,6 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
       },
     };
     return {
-      table: rt.table,
       own,
       child: (child, m) => {
         const runtime = rt.children.find((c) => c.child === child)!.runtime;
@@ -350,7 +340,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
       return;
     }
     const sets = [...columns.map((c) => sql`${sql.ref(c)} = ${dbValue(planned.row[c])}`), sql`${sql.ref(time.column)} = ${lu}`];
-    await sql`update ${sql.table(table)} set ${sql.join(sets)} where ${this.idEquals(idValue)}`.execute(trx);
+    await sql`update ${sql.table(table)} set ${sql.join(sets)} where ${this.runtime.id.equals(idValue)}`.execute(trx);
   }
 
   /** Deletes, updates and inserts the child rows of a planned node, table by table, recursively. */

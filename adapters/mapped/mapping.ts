@@ -321,18 +321,6 @@ export function mappedColumns(fields: FieldMap): Set<string> {
   return out;
 }
 
-/** Every child table of a map, with the member path it fills. */
-export function childTablesOf(fields: FieldMap, base = ''): Array<{ path: string; child: ChildTable }> {
-  const out: Array<{ path: string; child: ChildTable }> = [];
-  for (const [name, source] of Object.entries(fields)) {
-    const path = base ? `${base}.${name}` : name;
-    if (source.kind === 'table') out.push({ path, child: source });
-    else if (source.kind === 'object') out.push(...childTablesOf(source.members, path));
-    else if (source.kind === 'row') out.push(...childTablesOf(source.element, path));
-  }
-  return out;
-}
-
 /** A write list may only name columns the fields fill (or, for a child table, its position column). */
 function checkWrites(where: string, writes: TableWrites, fields: FieldMap, implicit: readonly string[], reserved: readonly string[]): void {
   const mapped = mappedColumns(fields);
