@@ -6,7 +6,7 @@
  * The mapped adapter (docs/mapping.md) is loaded only here, not when the CLI starts.
  */
 import { StorebridgeError } from '../../errors';
-import { defineCommand, runCommand } from '../flags';
+import { defineCommand, runCommand, usageError } from '../flags';
 import type { Kysely } from 'kysely';
 import type { SqlKind } from '../../../adapters/sql/sql-dialects';
 import type { CliIO } from '../io';
@@ -56,15 +56,21 @@ const SUBCOMMANDS: Record<string, { summary: string; run: (args: string[], io: C
   schema: { summary: "print the mapping file's JSON Schema", run: runSchema },
 };
 
-export const HELP = [
-  'usage: storebridge map <infer|counts|schema> [options]',
-  '',
-  'The mapping file says which existing tables and columns hold the products and orders served by storebridge serve --map FILE (docs/mapping.md).',
-  '',
-  ...Object.entries(SUBCOMMANDS).map(([name, c]) => `  ${name.padEnd(8)}${c.summary}`),
-  '',
-  'Run `storebridge map <subcommand> --help` for its options.',
-].join('\n');
+export const command = defineCommand({
+  name: 'map',
+  usage: '<infer|counts|schema> [options]',
+  summary: 'The mapping file says which existing tables and columns hold the products and orders served by storebridge serve --map FILE (docs/mapping.md).',
+  flags: {},
+  positionals: { name: 'SUBCOMMAND', min: 1, max: 1 },
+  epilogue: [
+    'subcommands:',
+    ...Object.entries(SUBCOMMANDS).map(([name, c]) => `  ${name.padEnd(8)}${c.summary}`),
+    '',
+    'Run `storebridge map <subcommand> --help` for its options.',
+  ].join('\n'),
+});
+
+export const HELP = command.help();
 
 /**
  * Opens the database a subcommand works on, runs `work` on it and closes it. Any failure is one
@@ -132,14 +138,13 @@ function runSchema(args: string[], io: CliIO): Promise<number> {
 
 export async function run(args: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub === '--help' || sub === '-h') {
+  if (sub === '--help' || sub === '-h') {
     io.out(HELP);
-    return sub === undefined ? 2 : 0;
+    return 0;
   }
-  const command = Object.prototype.hasOwnProperty.call(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
-  if (!command) {
-    io.err(`storebridge map: unknown subcommand "${sub}": expected infer, counts or schema\n\n${HELP}`);
-    return 2;
-  }
-  return command.run(rest, io);
+  if (sub === undefined) return usageError(command, io, 'expected a subcommand: infer, counts or schema');
+  if (sub.startsWith('-')) return usageError(command, io, `Unknown option '${sub}'`);
+  const found = Object.prototype.hasOwnProperty.call(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
+  if (!found) return usageError(command, io, `unknown subcommand "${sub}": expected infer, counts or schema`);
+  return found.run(rest, io);
 }
