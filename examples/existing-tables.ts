@@ -1,7 +1,9 @@
 /**
  * Serving a catalog that already lives in your own tables: a custom `EntityStore` over a shop's
  * existing `shop_items` table (built on `BaseEntityStore`), while orders go to the SQL adapter's
- * own tables in the same database.
+ * own tables in the same database. (For tables a mapping file can describe, the mapped adapter
+ * does this without code: `storebridge map infer`, then `storebridge serve --map`; docs/mapping.md.
+ * This example is for what a mapping cannot say, such as prices stored in cents.)
  *
  * The shop's table is not changed except for an index on `(updated_at, code)` (keyset paging
  * needs it) and a tiny count table kept by triggers (so `itemsTotal` is not a `count(*)` per

@@ -22,7 +22,6 @@ import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { DuplicateKeyError, InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
 import {
   isTransientConflict,
-  isUniqueViolation,
   keysetPredicate,
   loadKysely,
   MYSQL_MAX_SKU_BYTES,
@@ -32,6 +31,7 @@ import {
 } from './sql-dialects';
 import { dropSqlSchema, migrateSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
 import { connectKysely, parseSqlSpec, redactConnectionSpec, type ConnectionOptions } from './sql-connect';
+import { abortable, columnText as text, detectSqlKind as detectKind, runWriteTransaction } from './sql-run';
 
 export interface SqlAdapterOptions extends ConnectionOptions {
   /** A Kysely instance you created (its dialect decides the SQL). Not destroyed by `close()` unless `destroyOnClose`. */
@@ -83,40 +83,6 @@ function parseConfig(options: SqlAdapterOptions, kind: SqlKind, created: boolean
     destroyOnClose: options.destroyOnClose ?? created,
     maxWriteAttempts,
   };
-}
-
-function detectKind(db: Kysely<any>): SqlKind {
-  const k = loadKysely();
-  const adapter = db.getExecutor().adapter;
-  if (adapter instanceof k.SqliteAdapter) return 'sqlite';
-  if (adapter instanceof k.PostgresAdapter) return 'postgres';
-  if (adapter instanceof k.MysqlAdapter) return 'mysql';
-  throw new InvalidOptionError('kind', 'cannot tell the dialect of this Kysely instance: pass kind: "sqlite" | "postgres" | "mysql"');
-}
-
-/** Rejects with the signal's reason as soon as it aborts (the query itself runs on; its result is dropped). */
-async function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
-  if (!signal) return run();
-  signal.throwIfAborted();
-  const work = run();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    const result = await Promise.race([work, aborted]);
-    signal.throwIfAborted();
-    return result;
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-    work.catch(() => undefined);
-  }
-}
-
-/** mysql2 returns VARBINARY columns as Buffers. */
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
 /** Rows per multi-row statement of `upsertMany` (5 parameters a row stays far under every driver's limit). */
@@ -388,27 +354,16 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
  * taken first (a deferred BEGIN would read under a shared lock and could then fail to upgrade);
  * other processes wait on busy_timeout.
  */
-async function writeTransaction<R>(db: Kysely<any>, config: SqlConfig, lockEntity: Entity, signal: AbortSignal, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
+function writeTransaction<R>(db: Kysely<any>, config: SqlConfig, lockEntity: Entity, signal: AbortSignal, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
   const { kind, maxWriteAttempts, names } = config;
   const { sql } = loadKysely();
-  for (let attempt = 1; ; attempt++) {
-    signal.throwIfAborted();
-    try {
-      let tx = db.transaction();
-      if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
-      return await tx.execute(async (trx) => {
-        if (kind === 'sqlite') {
-          const scoped = names.schema ? trx.withSchema(names.schema) : trx;
-          await scoped.updateTable(names.counts).set({ n: sql`n` }).where('entity', '=', lockEntity).execute();
-        }
-        return fn(trx);
-      });
-    } catch (err) {
-      const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
-      if (again && attempt < maxWriteAttempts) continue;
-      throw err;
-    }
-  }
+  return runWriteTransaction(db, {
+    kind,
+    signal,
+    maxAttempts: maxWriteAttempts,
+    // SQLite's write lock first: the counts row of this entity is touched without a change.
+    lockSqlite: (trx) => (names.schema ? trx.withSchema(names.schema) : trx).updateTable(names.counts).set({ n: sql`n` }).where('entity', '=', lockEntity).execute(),
+  }, fn);
 }
 
 interface IdempotencyRow {

@@ -6,7 +6,6 @@
  */
 import type { RawBuilder } from 'kysely';
 import type { SortOrder } from '../../lib/contract/messages';
-import type { SortKey } from '../../lib/adapter';
 import { StorebridgeError } from '../../lib/errors';
 
 export type SqlKind = 'sqlite' | 'postgres' | 'mysql';
@@ -88,6 +87,26 @@ export const COLUMN_TYPES: Record<SqlKind, ColumnTypes> = {
 export const MYSQL_MAX_SKU_BYTES = 1024;
 
 /**
+ * A keyset position as the database compares it: a `SortKey`, or (the mapped adapter) its
+ * `last_updated` in the time column's own terms (seconds, a timestamp expression, ISO text).
+ */
+export interface KeysetPosition {
+  readonly last_updated: unknown;
+  readonly _id: string;
+}
+
+/** The two sort-key expressions of a keyset query (default: the SQL adapter's own columns). */
+export interface KeysetColumns {
+  readonly lastUpdated: RawBuilder<unknown>;
+  readonly id: RawBuilder<unknown>;
+  /**
+   * Use the expanded form everywhere (the mapped adapter, when no index covers both expressions:
+   * the `last_updated >= ?` bound is what a plain index on the time column can seek on).
+   */
+  readonly expanded?: boolean;
+}
+
+/**
  * The keyset predicate "strictly after `after` in `sortorder`".
  *
  * SQLite and PostgreSQL get the row-value form `(last_updated, _id) > (?, ?)`, which both planners
@@ -96,14 +115,14 @@ export const MYSQL_MAX_SKU_BYTES = 1024;
  * the expanded form with a redundant `last_updated >= ?` bound that the optimizer seeks on; the OR
  * then only filters the rows that tie on `last_updated`.
  */
-export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: SortKey): RawBuilder<boolean> {
+export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: KeysetPosition, columns?: KeysetColumns): RawBuilder<boolean> {
   const { sql } = loadKysely();
   if (kind === 'postgres') after = withoutNul(after, sortorder);
-  const lu = sql.ref('last_updated');
-  const id = sql.ref('_id');
+  const lu = columns?.lastUpdated ?? sql.ref('last_updated');
+  const id = columns?.id ?? sql.ref('_id');
   const strict = sql.raw(sortorder === 'asc' ? '>' : '<');
   const loose = sql.raw(sortorder === 'asc' ? '>=' : '<=');
-  if (kind === 'mysql') {
+  if (kind === 'mysql' || columns?.expanded) {
     return sql<boolean>`${lu} ${loose} ${after.last_updated} and (${lu} ${strict} ${after.last_updated} or ${id} ${strict} ${after._id})`;
   }
   return sql<boolean>`(${lu}, ${id}) ${strict} (${after.last_updated}, ${after._id})`;
@@ -116,11 +135,11 @@ export function keysetPredicate(kind: SqlKind, sortorder: SortOrder, after: Sort
  * `id < "a\0…"` exactly when `id < "a\u0001"`. So `asc` cuts the id at its first NUL and `desc`
  * puts U+0001 in its place.
  */
-export function withoutNul(after: SortKey, sortorder: SortOrder): SortKey {
+export function withoutNul<K extends KeysetPosition>(after: K, sortorder: SortOrder): K {
   const nul = after._id.indexOf('\u0000');
   if (nul < 0) return after;
   const head = after._id.slice(0, nul);
-  return { last_updated: after.last_updated, _id: sortorder === 'asc' ? head : `${head}\u0001` };
+  return { ...after, _id: sortorder === 'asc' ? head : `${head}\u0001` };
 }
 
 function errorCode(err: unknown): { code?: unknown; errno?: unknown } {

@@ -18,6 +18,7 @@ import type { ReverseStateStore, StateChange } from '../../lib/reverse/service/r
 import { InvalidOptionError } from '../../lib/errors';
 import type { SqlAdapter } from './sql-adapter';
 import { loadKysely, type SqlKind } from './sql-dialects';
+import { columnText as text } from './sql-run';
 
 export interface SqlReverseStateOptions {
   /** The table's name. Default: the adapter's table prefix + `reverse_state`. */
@@ -34,11 +35,6 @@ const COLUMNS: Record<SqlKind, { key: string; value: string; suffix: string }> =
   postgres: { key: 'text collate "C"', value: 'text', suffix: '' },
   mysql: { key: 'varbinary(1024)', value: 'longtext character set utf8mb4 collate utf8mb4_bin', suffix: ' engine=InnoDB' },
 };
-
-/** mysql2 returns VARBINARY columns as Buffers. */
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-}
 
 /** The state table's name: `options.table`, else the adapter's table prefix + `reverse_state`. */
 function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): string {

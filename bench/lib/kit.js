@@ -18,4 +18,5 @@ module.exports = {
   contract: () => dist('lib/contract/webhook'),
   memory: () => dist('adapters/memory'),
   sql: () => dist('adapters/sql'),
+  mapped: () => dist('adapters/mapped'),
 };

@@ -104,6 +104,103 @@ async function postgresCatalog(n) {
   }
 }
 
+/**
+ * A shop's own products table, for the mapped adapter: integer ids, sku, name, price, stock and an
+ * update time four rows per second (ISO text on SQLite, a microsecond `timestamp` on PostgreSQL),
+ * with the paging index the adapter's start-up check advises. Cached like the catalogs.
+ */
+const SHOP_TABLE = 'shop_products';
+
+function* shopRows(n) {
+  const base = Date.UTC(2024, 0, 1);
+  for (let i = 0; i < n; i++) yield [i + 1, `SKU-${i}`, `Product ${i}`, Math.round(i * 1.37) / 100 + 1, i % 50, base + Math.floor(i / 4) * 1000];
+}
+
+/** The mapping of the shop table (what `storebridge map infer` prints for it, without the notes). */
+function shopMapping(table, type) {
+  const def = { const: 'default' };
+  return {
+    version: 1,
+    products: {
+      table,
+      id: 'id',
+      lastUpdated: { column: 'updated_at', type },
+      fields: { sku: 'sku', title: 'name', variations: { fromRow: { prices: { fromRow: { tag: def, currency: { const: 'USD' }, number: 'price' } }, availabilities: { fromRow: { tag: def, quantity: 'stock' } } } } },
+    },
+  };
+}
+
+/** A SQLite file holding the shop table with `n` rows (cached). Returns `{ spec, map }`. */
+async function sqliteShop(n) {
+  fs.mkdirSync(CACHE_DIR, { recursive: true });
+  const file = path.join(CACHE_DIR, `shop-${n}.db`);
+  const result = { spec: `sqlite:${file}`, map: shopMapping(SHOP_TABLE, 'iso-text') };
+  const Database = require('better-sqlite3');
+  if (fs.existsSync(file)) {
+    const db = new Database(file, { readonly: true });
+    try {
+      if (Number(db.prepare(`select max(id) as n from ${SHOP_TABLE}`).get().n) === n) return result;
+    } catch {
+      // rebuilt below
+    } finally {
+      db.close();
+    }
+  }
+  for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = OFF');
+  db.exec(`create table ${SHOP_TABLE} (id integer primary key, sku text not null, name text not null, price real, stock integer, updated_at text not null)`);
+  const insert = db.prepare(`insert into ${SHOP_TABLE} values (?, ?, ?, ?, ?, ?)`);
+  const batch = db.transaction((rows) => {
+    for (const r of rows) insert.run(r);
+  });
+  let rows = [];
+  for (const r of shopRows(n)) {
+    rows.push([...r.slice(0, 5), new Date(r[5]).toISOString()]);
+    if (rows.length === 20_000) {
+      batch(rows);
+      rows = [];
+    }
+  }
+  batch(rows);
+  db.exec(`create index ${SHOP_TABLE}_storebridge_page on ${SHOP_TABLE} (updated_at, cast(id as text))`);
+  db.pragma('journal_mode = WAL');
+  db.close();
+  return result;
+}
+
+/** PostgreSQL's shop table `sbbench_shop_<n>` with `n` rows (cached). Returns `{ spec, map }`. */
+async function postgresShop(n) {
+  const table = `sbbench_shop_${n}`;
+  const result = { spec: PG_URL, map: shopMapping(table, 'timestamp') };
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const exists = await client.query(`select max(id) as n from ${table}`).then((r) => Number(r.rows[0].n), () => -1);
+    if (exists === n) return result;
+    await client.query(`drop table if exists ${table}`);
+    await client.query(`create table ${table} (id integer primary key, sku text not null, name text not null, price numeric(10, 2), stock integer, updated_at timestamp not null)`);
+    let batch = [[], [], [], [], [], []];
+    const flush = async () => {
+      if (batch[0].length === 0) return;
+      await client.query(`insert into ${table} select * from unnest($1::int[], $2::text[], $3::text[], $4::numeric[], $5::int[], $6::timestamp[])`, batch);
+      batch = [[], [], [], [], [], []];
+    };
+    for (const r of shopRows(n)) {
+      const row = [...r.slice(0, 5), new Date(r[5]).toISOString().replace('Z', '')];
+      for (let k = 0; k < 6; k++) batch[k].push(row[k]);
+      if (batch[0].length === 5000) await flush();
+    }
+    await flush();
+    await client.query(`create index ${table}_storebridge_page on ${table} (date_trunc('milliseconds', updated_at), (cast(id as text) collate "C"))`);
+    await client.query(`analyze ${table}`);
+    return result;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Whether PostgreSQL answers at the bench URL. */
 async function postgresAvailable() {
   const { Client } = require('pg');
@@ -129,4 +226,4 @@ async function clean() {
   await client.end();
 }
 
-module.exports = { sqliteCatalog, postgresCatalog, postgresAvailable, clean, CACHE_DIR, PG_URL };
+module.exports = { sqliteCatalog, postgresCatalog, sqliteShop, postgresShop, postgresAvailable, clean, CACHE_DIR, PG_URL };

@@ -20,6 +20,8 @@ const COMMANDS: Record<string, { summary: string; load: () => CommandModule }> =
   daemon: { summary: 'run the store\'s reverse-connection daemon', load: () => require('./commands/daemon') },
   openapi: { summary: 'print the OpenAPI 3.1 document', load: () => require('./commands/openapi') },
   dashboard: { summary: 'serve the operator dashboard (sync and reverse connections)', load: () => require('./commands/dashboard') },
+  map: { summary: 'mapping files for serve --map: infer one from existing tables, keep row counts', load: () => require('./commands/map') },
+  init: { summary: 'create a runnable store app in a new folder', load: () => require('./commands/init') },
 };
 
 export function usage(): string {

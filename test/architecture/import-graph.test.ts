@@ -37,6 +37,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'adapters/memory': CORE,
   // It also implements the reverse service's state store (`createSqlReverseStateStore`).
   'adapters/sql': [...CORE, 'reverse'],
+  // Existing tables through a mapping file, on the SQL adapter's connection, dialect and run layers.
+  'adapters/mapped': [...CORE, 'adapters/sql'],
 };
 
 function areaOf(file: string): string {

@@ -35,6 +35,7 @@ import { createDaemon, createReverseServiceRouter, type ReverseService } from 's
 import { createStoreCore as createStoreCoreAgain } from 'storebridge/server';
 import { MemoryCheckpointStore, runSync, type SyncReport } from 'storebridge/sync';
 import { SqlDriverUnavailableError, type SqlAdapterOptions } from 'storebridge/adapters/sql';
+import { createMappedAdapter, MappingMismatchError, type MappedAdapter } from 'storebridge/adapters/mapped';
 import type { RequestHandler } from 'express';
 
 // ---- The contract: types derived from the zod schemas -----------------------------------------
@@ -121,6 +122,10 @@ const suite: (options: { name: string; create: () => Promise<ArrayAdapter> }) =>
 // ---- The sync engine, the SQL adapter's options -------------------------------------------------
 const synced: Promise<SyncReport> = runSync({ connectionId: 'shop-1', client, sink: memory, checkpoints: new MemoryCheckpointStore() });
 const sqlOptions: SqlAdapterOptions = { spec: 'sqlite::memory:' } as SqlAdapterOptions;
+const mappedAdapter: Promise<MappedAdapter> = createMappedAdapter({ connection: 'sqlite:./shop.db', map: './storebridge-map.json', countCacheMs: 0 });
+const mappedRouter = mappedAdapter.then((adapter) => createStoreRouter({ adapter, svcKeys: ['k1'] }));
+// @ts-expect-error the mapping is a file path or the parsed file
+void createMappedAdapter({ connection: 'sqlite:./shop.db', map: 42 });
 
 // ---- The reverse connection -----------------------------------------------------------------------
 const reverseRouter = createReverseServiceRouter({ adapter: memory, connections: [{ key: 'conn-key', name: 'shop' }] });
@@ -136,8 +141,9 @@ function describe(err: unknown): string {
   if (err instanceof InvalidOptionError) return `${err.code}: ${err.option}`;
   if (err instanceof UnstorableValueError) return `${err.code}: ${err.field}`;
   if (err instanceof SqlDriverUnavailableError) return `${err.code}: ${err.driver}`;
+  if (err instanceof MappingMismatchError) return `${err.code}: ${err.table}.${err.column ?? ''}`;
   if (err instanceof StorebridgeError) return err.code;
   return 'unknown';
 }
 
-export const used = [synced, sqlOptions, badProduct, stock, fromZod, router, listProducts, core, sameFactory, serveDoc, page, walkAll, report, suite, daemon, describe];
+export const used = [synced, sqlOptions, mappedRouter, badProduct, stock, fromZod, router, listProducts, core, sameFactory, serveDoc, page, walkAll, report, suite, daemon, describe];

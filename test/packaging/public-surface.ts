@@ -105,6 +105,11 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "createSqlAdapter", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
     "migrateSqlSchema", "openSqlAdapter", "redactConnectionSpec",
   ],
+  "./adapters/mapped": [
+    "InvalidMappingError", "MappedAdapter", "MappedEntityStore", "MappedWriteRefusedError",
+    "MappingMismatchError", "MappingSchema", "TIME_TYPES", "createMappedAdapter", "mappingJsonSchema",
+    "openMappedAdapter", "parseMapping", "readMappingFile",
+  ],
   "./dashboard": [
     "DashboardDependencyError", "DashboardSourceError", "createDashboard", "createDashboardRouter",
     "createHealthSyncSource", "createRedisSyncSource", "createReverseHttpSource",

@@ -3,6 +3,7 @@
  * toolkit), their translation into `startStoreServer` options, and the start itself (seeding that
  * a Ctrl-C can stop, a clean message when the start fails).
  */
+import type { StoreAdapter } from '../../adapter';
 import { seedDemo } from '../../demo/seed-demo';
 import { lineLogger, startStoreServer, type RunningStoreServer, type StoreServerOptions } from '../../host';
 import type { RateLimitOptions } from '../../server/router-options';
@@ -49,8 +50,22 @@ export function keyProblem(key: string | undefined): string | undefined {
 export interface LaunchSettings extends Omit<StoreServerOptions, 'adapter' | 'seed' | 'signal' | 'logger'> {
   /** `--adapter` (default: a fresh SQLite file). */
   readonly adapterSpec: string | undefined;
+  /** `--map FILE`: serve the database's existing tables as the mapping file declares (docs/mapping.md). */
+  readonly map?: string;
   /** Demo products to seed first (0: none). */
   readonly demo: number;
+}
+
+/**
+ * The mapped adapter over a database's own tables; the start-up check's warnings (a missing paging
+ * index, with the statement that creates it) go to stderr. Loaded only when `--map` is given.
+ */
+async function openMapped(name: string, spec: string, file: string, io: CliIO): Promise<StoreAdapter> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openMappedAdapter } = require('../../../adapters/mapped') as typeof import('../../../adapters/mapped');
+  const adapter = await openMappedAdapter(spec, file);
+  for (const warning of adapter.warnings) io.err(`storebridge ${name}: warning: ${warning}`);
+  return adapter;
 }
 
 /**
@@ -64,13 +79,16 @@ export async function launchStore(name: string, settings: LaunchSettings, io: Cl
   const starting = new AbortController();
   void stop.then((signal) => starting.abort(new Error(`${signal} before the server was ready`)));
   let adapterSpec = settings.adapterSpec ?? defaultAdapterSpec();
-  const adapter = await openAdapter(adapterSpec, {
-    notice: (line) => {
-      io.err(line);
-      adapterSpec = 'memory'; // the default SQLite file could not be used: say what is really served
-    },
-  });
-  const { demo, adapterSpec: _, ...server } = settings;
+  const adapter =
+    settings.map !== undefined
+      ? await openMapped(name, adapterSpec, settings.map, io)
+      : await openAdapter(adapterSpec, {
+          notice: (line) => {
+            io.err(line);
+            adapterSpec = 'memory'; // the default SQLite file could not be used: say what is really served
+          },
+        });
+  const { demo, adapterSpec: _, map: __, ...server } = settings;
   try {
     const store = await startStoreServer({
       ...server,

@@ -1,5 +1,5 @@
 /**
- * `storebridge serve --port P --key-file FILE [--demo N] [--adapter SPEC] [--pagination offset|cursor]`
+ * `storebridge serve --port P --key-file FILE [--demo N] [--adapter SPEC [--map FILE]] [--pagination offset|cursor]`
  * `[--listing full|stubs] [--rate-limit N --redis URL] [--jwt-key KID=ENV --jwt-connection ID] [--metrics-port P]`
  *
  * Serves the six webhook operations at `/` over an adapter and prints `listening on URL` once
@@ -31,6 +31,11 @@ export const command = defineCommand({
       help: 'seed N demo products and about N/4 orders first (into an existing store: only the missing ones; an existing item is never overwritten)',
     },
     ...SERVER_FLAGS,
+    map: {
+      type: 'string',
+      metavar: 'FILE',
+      help: 'serve the existing tables of the --adapter database as the mapping file FILE declares (docs/mapping.md; storebridge map infer writes one); stops naming any table or column the database lacks',
+    },
     redis: { type: 'string', metavar: 'URL', section: SCALE, help: 'count rate limits in Redis, shared by every replica using the same URL and prefix (needs ioredis and rate-limit-redis)' },
     'redis-prefix': { type: 'string', metavar: 'P', default: 'storebridge:rl:', section: SCALE, help: 'prefix of the Redis keys' },
     'jwt-key': { type: 'list', metavar: 'KID=ENV', section: SCALE, help: 'accept JWT keys signed (HS256) with the secret in environment variable ENV under key id KID; repeat for a rotation\'s overlap (docs/keys.md)' },
@@ -92,6 +97,8 @@ export function run(args: string[], io: CliIO): Promise<number> {
     if (!values.key && !scale.jwt) return usageError(command, io, 'a key is required: --key-file FILE, the STOREBRIDGE_KEY environment variable, or --key K');
     const badKey = keyProblem(values.key);
     if (badKey) return usageError(command, io, badKey);
+    if (values.map !== undefined && values.adapter === undefined) return usageError(command, io, '--map needs --adapter: the database whose tables the mapping file names (sqlite:FILE, postgres:URL or mysql:URL)');
+    if (values.map !== undefined && values.demo > 0) return usageError(command, io, '--demo cannot be combined with --map: a mapped store serves the tables as they are');
     let rateLimit = rateLimitArg(values.rateLimit);
     if (rateLimit && 'problem' in rateLimit) return usageError(command, io, rateLimit.problem);
     if (scale.redis !== undefined && rateLimit === false) return usageError(command, io, '--redis shares the rate limit, so it cannot be combined with --rate-limit off');
@@ -110,6 +117,7 @@ export function run(args: string[], io: CliIO): Promise<number> {
       'serve',
       {
         adapterSpec: values.adapter,
+        map: values.map,
         demo: values.demo,
         key: values.key ?? '',
         port: values.port,

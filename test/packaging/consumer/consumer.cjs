@@ -17,5 +17,6 @@ scenario({
   server: require('storebridge/server'),
   sync: require('storebridge/sync'),
   sql: require('storebridge/adapters/sql'),
+  mapped: require('storebridge/adapters/mapped'),
   expressApps: { express: require('express'), express4: require('express4') },
 }).then((result) => console.log(JSON.stringify({ flavor: 'cjs', ...result })));

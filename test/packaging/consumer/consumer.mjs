@@ -13,9 +13,10 @@ import * as reverse from 'storebridge/reverse';
 import * as server from 'storebridge/server';
 import * as sync from 'storebridge/sync';
 import * as sql from 'storebridge/adapters/sql';
+import * as mapped from 'storebridge/adapters/mapped';
 import express from 'express';
 import express4 from 'express4';
 import scenarioModule from './scenario.cjs';
 
-const result = await scenarioModule.scenario({ main, memory, client, conformance, contract, adapter, openapi, host, dashboard, demo, reverse, server, sync, sql, expressApps: { express, express4 } });
+const result = await scenarioModule.scenario({ main, memory, client, conformance, contract, adapter, openapi, host, dashboard, demo, reverse, server, sync, sql, mapped, expressApps: { express, express4 } });
 console.log(JSON.stringify({ flavor: 'esm', ...result }));

@@ -1,0 +1,166 @@
+/**
+ * What the mapped adapter checks when it opens: every mapped table and column exists (else it
+ * stops with a one-line `MappingMismatchError` naming it), the time column holds what the mapping
+ * says, and an index serves the paging order (else a warning with the statement to run).
+ */
+import type { Kysely, RawBuilder } from 'kysely';
+import { loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { columnText } from '../sql/sql-run';
+import { isoFormatOf, type ColumnInfo, type IdKey, type IsoFormat, type TimeKey } from './mapped-keys';
+import { MappingMismatchError } from './mapping-errors';
+
+/** `schema.table` split (PostgreSQL, MariaDB); SQLite ignores the schema. */
+function splitTable(table: string): { schema?: string; name: string } {
+  const dot = table.indexOf('.');
+  return dot < 0 ? { name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
+}
+
+type Rows = Array<Record<string, unknown>>;
+
+async function rows(db: Kysely<any>, query: RawBuilder<unknown>): Promise<Rows> {
+  return (await query.execute(db)).rows as Rows;
+}
+
+/** The columns of a table or view, by name; `undefined` when there is no such table. */
+export async function describeTable(db: Kysely<any>, kind: SqlKind, table: string): Promise<Map<string, ColumnInfo> | undefined> {
+  const { sql } = loadKysely();
+  const { schema, name } = splitTable(table);
+  let found: ColumnInfo[];
+  if (kind === 'sqlite') {
+    const list = await rows(db, sql`select name, type, "notnull", pk from pragma_table_xinfo(${name})`);
+    found = list.map((r) => ({ name: String(r.name), type: String(r.type ?? '').toLowerCase(), nullable: !Number(r.notnull) && !Number(r.pk), primaryKey: Number(r.pk) > 0 }));
+  } else if (kind === 'postgres') {
+    const list = await rows(
+      db,
+      sql`select c.column_name, c.data_type, c.is_nullable, c.collation_name, c.datetime_precision, c.column_default, c.is_identity,
+            exists (select 1 from information_schema.table_constraints tc
+                    join information_schema.key_column_usage k on k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
+                    where tc.constraint_type = 'PRIMARY KEY' and tc.table_schema = c.table_schema and tc.table_name = c.table_name and k.column_name = c.column_name) as pk
+          from information_schema.columns c
+          where c.table_schema = coalesce(${schema ?? null}::text, current_schema()) and c.table_name = ${name}
+          order by c.ordinal_position`,
+    );
+    found = list.map((r) => ({
+      name: String(r.column_name),
+      type: String(r.data_type).toLowerCase(),
+      nullable: r.is_nullable === 'YES',
+      ...(r.collation_name ? { collation: String(r.collation_name) } : {}),
+      ...(r.datetime_precision !== null ? { precision: Number(r.datetime_precision) } : {}),
+      sequence: r.is_identity === 'YES' || /^nextval\(/.test(String(r.column_default ?? '')),
+      primaryKey: r.pk === true,
+    }));
+  } else {
+    const list = await rows(
+      db,
+      sql`select column_name as n, data_type as t, is_nullable as nl, collation_name as co, datetime_precision as p, column_key as k
+          from information_schema.columns
+          where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name}
+          order by ordinal_position`,
+    );
+    found = list.map((r) => ({
+      name: columnText(r.n),
+      type: columnText(r.t).toLowerCase(),
+      nullable: columnText(r.nl) === 'YES',
+      ...(r.co ? { collation: columnText(r.co) } : {}),
+      ...(r.p !== null && r.p !== undefined ? { precision: Number(r.p) } : {}),
+      primaryKey: columnText(r.k) === 'PRI',
+    }));
+  }
+  return found.length === 0 ? undefined : new Map(found.map((c) => [c.name, c]));
+}
+
+/**
+ * The columns of a table, checked to include every mapped one. `uses` names each column's role
+ * for the message (`products.fields.title`).
+ */
+export async function requireTable(db: Kysely<any>, kind: SqlKind, table: string, uses: ReadonlyMap<string, string>): Promise<Map<string, ColumnInfo>> {
+  const columns = await describeTable(db, kind, table);
+  if (!columns) throw new MappingMismatchError(`the mapping names the table "${table}", which this database does not have (or this user cannot see)`, table);
+  for (const [column, use] of uses) {
+    if (!columns.has(column)) {
+      throw new MappingMismatchError(`the table "${table}" has no column "${column}" (mapped as ${use}); its columns: ${[...columns.keys()].join(', ')}`, table, column);
+    }
+  }
+  return columns;
+}
+
+/**
+ * The layout of an ISO text time column, from its smallest and largest values, checked to be one
+ * layout: text order is time order only then. `undefined` for an empty table.
+ */
+export async function isoLayout(db: Kysely<any>, table: string, column: string): Promise<IsoFormat | undefined> {
+  const { sql } = loadKysely();
+  const ref = sql.ref(column);
+  const [r] = await rows(db, sql`select min(${ref}) as lo, max(${ref}) as hi, min(length(${ref})) as shortest, max(length(${ref})) as longest from ${sql.table(table)} where ${ref} is not null`);
+  if (r.lo === null || r.lo === undefined) return undefined;
+  const where = `${table}.${column}`;
+  if (typeof r.lo === 'number' || typeof r.lo === 'bigint') {
+    throw new MappingMismatchError(`${where} holds numbers, not text: map it as epoch-ms or epoch-s`, table, column);
+  }
+  const [lo, hi] = [isoFormatOf(columnText(r.lo)), isoFormatOf(columnText(r.hi))];
+  for (const f of [lo, hi]) if (typeof f === 'string') throw new MappingMismatchError(`${where}: ${f}`, table, column);
+  const a = lo as IsoFormat;
+  const b = hi as IsoFormat;
+  if (Number(r.shortest) !== Number(r.longest) || a.separator !== b.separator || a.fraction !== b.fraction || a.zone !== b.zone) {
+    throw new MappingMismatchError(
+      `${where} holds ISO text in more than one layout (${JSON.stringify(columnText(r.lo))} … ${JSON.stringify(columnText(r.hi))}, lengths ${r.shortest} to ${r.longest}): text order is then not time order; rewrite the column in one layout`,
+      table,
+      column,
+    );
+  }
+  return a;
+}
+
+/** Whether some row has no time (such rows are not served: they have no `last_updated`). */
+export async function hasNullTimes(db: Kysely<any>, table: string, column: string): Promise<boolean> {
+  const { sql } = loadKysely();
+  return (await rows(db, sql`select 1 as x from ${sql.table(table)} where ${sql.ref(column)} is null limit 1`)).length > 0;
+}
+
+/** Whether the database reads the first page from an index in the paging order (no sort of the table). */
+async function indexServesPaging(db: Kysely<any>, kind: SqlKind, page: RawBuilder<unknown>): Promise<boolean> {
+  const { sql } = loadKysely();
+  if (kind === 'sqlite') return !(await rows(db, sql`explain query plan ${page}`)).some((r) => /TEMP B-TREE/.test(String(r.detail)));
+  if (kind === 'mysql') return !(await rows(db, sql`explain ${page}`)).some((r) => /filesort/i.test(String(r.Extra ?? r.extra ?? '')));
+  // PostgreSQL: with sorting and sequential scans priced out, a sort node remains only when no index gives the order.
+  return db.transaction().execute(async (trx) => {
+    for (const setting of ['enable_seqscan', 'enable_sort', 'enable_incremental_sort']) await sql`select set_config(${setting}, 'off', true)`.execute(trx);
+    const plan = (await sql`explain (format json) ${page}`.execute(trx)).rows[0] as Record<string, unknown>;
+    return !/"Node Type":\s*"(Incremental )?Sort"/.test(JSON.stringify(plan));
+  });
+}
+
+/**
+ * What to do for an index to serve the paging order: `run: <statement>`, or what to change. On
+ * MariaDB an id that is not byte-ordered (an integer, a linguistic collation) is paged by bounding
+ * with the time column (`MappedEntityStore.bounded`), so an index on that column is what it needs.
+ */
+export function pagingIndexAdvice(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): string {
+  const { sql } = loadKysely();
+  const name = `${splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40)}_storebridge_page`;
+  const text = (q: RawBuilder<unknown>) => q.compile(db).sql;
+  if (kind === 'mysql' && text(time.sort) !== text(sql.ref(time.column))) {
+    return `no index can hold a time truncated to milliseconds: declare ${table}.${time.column} DATETIME(3) or TIMESTAMP(3) (or coarser) to page from an index on (${time.column}, ${id.column})`;
+  }
+  const idPart = kind === 'mysql' ? sql.ref(id.column) : id.sort;
+  return `run: ${text(sql`create index ${sql.id(name)} on ${sql.table(table)} (${time.sort}, ${idPart})`)}`;
+}
+
+/** The warnings about an entity table's paging: rows without a time, no index for the paging order. */
+export async function pagingWarnings(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): Promise<string[]> {
+  const { sql } = loadKysely();
+  const warnings: string[] = [];
+  if (await hasNullTimes(db, table, time.column)) {
+    warnings.push(`${table}: rows whose ${time.column} is NULL are not served (an item needs a last_updated); give them a time to serve them`);
+  }
+  const served = sql`${sql.ref(time.column)} is not null`;
+  // A bounded page (MariaDB, an id that is not byte-ordered) needs the time's order from an index; any other, the whole key's.
+  const page =
+    kind === 'mysql' && !id.direct
+      ? sql`select ${time.sort} from ${sql.table(table)} where ${served} order by ${time.sort} limit 1 offset 19`
+      : sql`select ${sql.ref(id.column)} from ${sql.table(table)} where ${served} order by ${time.sort}, ${id.sort} limit 20`;
+  if (!(await indexServesPaging(db, kind, page))) {
+    warnings.push(`${table}: no index serves the paging order, so every page sorts the table in the database (slow on large tables); ${pagingIndexAdvice(db, kind, table, time, id)}`);
+  }
+  return warnings;
+}

@@ -1,0 +1,81 @@
+/**
+ * How the SQL adapters run statements, whatever their tables: the dialect of a Kysely instance,
+ * reads raced against an abort signal, write transactions retried after a concurrent create or a
+ * deadlock, and driver values read back as text. Shared by the SQL adapter (its own tables) and
+ * the mapped adapter (a shop's existing tables, `adapters/mapped`).
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { InvalidOptionError } from '../../lib/errors';
+import { isTransientConflict, isUniqueViolation, loadKysely, type SqlKind } from './sql-dialects';
+
+/** The dialect of a Kysely instance, from its adapter class. */
+export function detectSqlKind(db: Kysely<any>): SqlKind {
+  const k = loadKysely();
+  const adapter = db.getExecutor().adapter;
+  if (adapter instanceof k.SqliteAdapter) return 'sqlite';
+  if (adapter instanceof k.PostgresAdapter) return 'postgres';
+  if (adapter instanceof k.MysqlAdapter) return 'mysql';
+  throw new InvalidOptionError('kind', 'cannot tell the dialect of this Kysely instance: pass kind: "sqlite" | "postgres" | "mysql"');
+}
+
+/** Rejects with the signal's reason as soon as it aborts (the query itself runs on; its result is dropped). */
+export async function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+  if (!signal) return run();
+  signal.throwIfAborted();
+  const work = run();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const result = await Promise.race([work, aborted]);
+    signal.throwIfAborted();
+    return result;
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    work.catch(() => undefined);
+  }
+}
+
+/** A column value as text: mysql2 returns VARBINARY columns as Buffers. */
+export function columnText(value: unknown): string {
+  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
+
+export interface WriteTransactionOptions {
+  readonly kind: SqlKind;
+  readonly signal: AbortSignal;
+  /** Attempts in all (the first run and its retries). */
+  readonly maxAttempts: number;
+  /**
+   * SQLite only: a statement that takes the database write lock at once (a deferred `BEGIN` that
+   * read first could fail to upgrade its lock); other processes then wait on `busy_timeout`.
+   */
+  readonly lockSqlite?: (trx: Transaction<any>) => Promise<unknown>;
+}
+
+/**
+ * Runs `fn` in a write transaction (READ COMMITTED on PostgreSQL and MySQL: a locking read sees
+ * the latest committed row, and MySQL takes no gap locks), again when it fails on a unique key (a
+ * concurrent creator of the same row committed first) or on a deadlock / serialization failure,
+ * at most `maxAttempts` times in all.
+ */
+export async function runWriteTransaction<R>(db: Kysely<any>, options: WriteTransactionOptions, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
+  const { kind, signal, maxAttempts, lockSqlite } = options;
+  for (let attempt = 1; ; attempt++) {
+    signal.throwIfAborted();
+    try {
+      let tx = db.transaction();
+      if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
+      return await tx.execute(async (trx) => {
+        if (kind === 'sqlite' && lockSqlite) await lockSqlite(trx);
+        return fn(trx);
+      });
+    } catch (err) {
+      const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
+      if (again && attempt < maxAttempts) continue;
+      throw err;
+    }
+  }
+}
