@@ -48,13 +48,20 @@ export interface ReverseHttpRequest {
   readonly remoteAddress: string | undefined;
   /** Reads and parses the JSON body; throws an error with an HTTP `status` (400, 413, 415) for a bad one. */
   readonly readBody: () => Promise<unknown>;
+  /**
+   * Whether the request came on a connection that carried an earlier request (`undefined` where the
+   * framework does not say: the Fetch API). See `SocketReuse`.
+   */
+  readonly reusedConnection?: boolean;
 }
 
 export interface ReverseHttpAnswer {
   readonly status: number;
   readonly body: Record<string, unknown>;
-  /** The body was not (fully) read: close the connection after answering. */
+  /** Close the connection after answering: the body was not (fully) read, or the client never reuses its connections. */
   readonly close?: boolean;
+  /** A 429's `Retry-After` (seconds). */
+  readonly retryAfterSeconds?: number;
 }
 
 export interface ReverseHttp {
@@ -83,8 +90,27 @@ function bodyFailure(err: unknown): ReverseHttpAnswer {
   return { status: known ? status : 400, body: { error: known && err instanceof Error ? err.message : 'the body could not be read' }, close: true };
 }
 
+/**
+ * Whether a connection's daemon reuses its HTTP connections. Deployed daemons open a new client for
+ * every call and never close it: each idle connection stays open until the server's keep-alive
+ * time-out (and in `CLOSE_WAIT` on the daemon's side after that). Once two calls in a row of a
+ * reverse connection arrive on new HTTP connections, its answers carry `Connection: close`, so
+ * both ends close each one at once; a call on a reused connection turns that off again (this kit's
+ * daemon keeps its connections alive).
+ */
+export class SocketReuse {
+  private readonly fresh = new Map<string, number>();
+
+  /** Whether to close the connection after answering this call of `connection`. */
+  closeAfter(connection: string, reused: boolean): boolean {
+    const streak = reused ? 0 : (this.fresh.get(connection) ?? 0) + 1;
+    this.fresh.set(connection, streak);
+    return streak >= 2;
+  }
+}
+
 /** The daemon's calls: `{P}/…` after the base path. */
-async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
+async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string, reuse: SocketReuse): Promise<ReverseHttpAnswer> {
   const slash = path.indexOf('/', BASE.length);
   if (slash === -1) return NOT_FOUND;
   let key: string;
@@ -103,7 +129,9 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
       return bodyFailure(err);
     }
   }
-  return service.handle({ method: request.method, key, path: path.slice(slash), body });
+  const answer: ReverseHttpAnswer = await service.handle({ method: request.method, key, path: path.slice(slash), body });
+  const name = service.connectionOf(key);
+  return request.reusedConnection !== undefined && name !== undefined && reuse.closeAfter(name, request.reusedConnection) ? { ...answer, close: true } : answer;
 }
 
 async function operatorCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
@@ -134,6 +162,7 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
   const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
   const operatorRoutes = input.operatorRoutes !== false;
   const answerRoot = input.answerRoot === true;
+  const reuse = new SocketReuse();
   return {
     service,
     maxBodyBytes,
@@ -142,7 +171,7 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
       const method = request.method.toUpperCase();
       try {
         if (path === '/' && answerRoot && (method === 'GET' || method === 'HEAD')) return { status: 200, body: ROOT_BODY };
-        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path);
+        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path, reuse);
         if (operatorRoutes && (path === '/connections' || path.startsWith('/connections/'))) return await operatorCall(service, request, path);
         return undefined;
       } catch {
@@ -163,5 +192,6 @@ export function encodeAnswer(answer: ReverseHttpAnswer): { body: Buffer; headers
     'content-length': String(body.length),
   };
   if (answer.close) headers.connection = 'close';
+  if (answer.retryAfterSeconds !== undefined) headers['retry-after'] = String(answer.retryAfterSeconds);
   return { body, headers };
 }

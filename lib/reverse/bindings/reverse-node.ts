@@ -18,12 +18,24 @@ import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseB
 
 export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
 
+/** The sockets that carried a request already (to tell a daemon that reuses its connections from one that never does). */
+const served = new WeakSet<object>();
+
+function reused(req: IncomingMessage): boolean | undefined {
+  const socket = req.socket;
+  if (!socket) return undefined;
+  const before = served.has(socket);
+  served.add(socket);
+  return before;
+}
+
 /** The binding's view of a `node:http` request (also the Express binding's: Express requests are ones). */
 export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.url ?? '/'): ReverseHttpRequest {
   return {
     method: req.method ?? 'GET',
     url,
     remoteAddress: req.socket?.remoteAddress,
+    reusedConnection: reused(req),
     // The rest of a refused body is read and dropped (bounded) before the answer goes out:
     // answering while the daemon is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
     readBody: () => readCallBody(req, http.maxBodyBytes),
