@@ -52,11 +52,19 @@ export const command = defineCommand({
     'expire-ms': { type: 'int', min: 1, max: 2_592_000_000, default: 900_000, metavar: 'MS', help: 'a transaction with no daemon call for this long ends as expired' },
     'max-deliveries': { type: 'int', min: 1, max: 1000, default: 5, metavar: 'K', help: 'an item handed out K times without an acknowledgement is recorded as failed (code 1004) and the pull moves on' },
     'max-calls-per-second': { type: 'int', min: 0, max: 1_000_000, default: 20, metavar: 'R', help: "answers to a connection calling faster than R calls a second are delayed (not refused): a daemon's crash loop costs at most about R calls a second; 0: no limit" },
+    'keep-alive-ms': {
+      type: 'int',
+      min: 1,
+      max: 600_000,
+      default: 5000,
+      metavar: 'MS',
+      help: 'how long an idle HTTP connection is kept open (deployed daemons open one per call and never close it; behind a proxy, set it above the proxy\'s upstream idle time-out)',
+    },
     'max-push-page-items': { type: 'int', min: 1, max: 1_000_000, default: 1000, metavar: 'N', help: 'a push page of more items is refused whole (413); deployed daemons send 50' },
     'metrics-port': { type: 'int', min: 0, max: 65535, metavar: 'P', help: 'serve Prometheus metrics at http://HOST:P/metrics (a separate listener; 0 picks a free port); prints "metrics on URL" (docs/observability.md)' },
     host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
   },
-  epilogue: SERVER_LIMITS_HELP,
+  epilogue: `${SERVER_LIMITS_HELP} Here idle connections are kept --keep-alive-ms instead.`,
 });
 
 export const HELP = command.help();
@@ -128,7 +136,7 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
   if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
   // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled
   // headers held ~90 s, a stalled body ~330 s, timeouts answered as bare text).
-  const server = await listen(limitedServer(handler, { ...SERVER_TIMEOUTS }), parsed.port, parsed.host);
+  const server = await listen(limitedServer(handler, { ...SERVER_TIMEOUTS, keepAliveTimeout: parsed.keepAliveMs }), parsed.port, parsed.host);
   if (!metrics) return { server, service: handler.service };
   try {
     return { server, service: handler.service, metricsServer: await listen(metricsServer(metrics), parsed.metricsPort!, parsed.host) };

@@ -48,17 +48,12 @@ export interface ReverseHttpRequest {
   readonly remoteAddress: string | undefined;
   /** Reads and parses the JSON body; throws an error with an HTTP `status` (400, 413, 415) for a bad one. */
   readonly readBody: () => Promise<unknown>;
-  /**
-   * Whether the request came on a connection that carried an earlier request (`undefined` where the
-   * framework does not say: the Fetch API). See `SocketReuse`.
-   */
-  readonly reusedConnection?: boolean;
 }
 
 export interface ReverseHttpAnswer {
   readonly status: number;
   readonly body: Record<string, unknown>;
-  /** Close the connection after answering: the body was not (fully) read, or the client never reuses its connections. */
+  /** Close the connection after answering: the body was not (fully) read, or the caller is being paced (see `ReverseResponse.close`). */
   readonly close?: boolean;
   /** A 429's `Retry-After` (seconds). */
   readonly retryAfterSeconds?: number;
@@ -67,6 +62,8 @@ export interface ReverseHttpAnswer {
 export interface ReverseHttp {
   readonly service: ReverseService;
   readonly maxBodyBytes: number;
+  /** Reads a call's body (see `readCallBody`). */
+  readBody(stream: IncomingMessage): Promise<unknown>;
   /** The answer, or `undefined` when the request is not the service's. Never rejects. */
   answer(request: ReverseHttpRequest): Promise<ReverseHttpAnswer | undefined>;
 }
@@ -77,11 +74,19 @@ export const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not f
 const ROOT_BODY = { service: 'storebridge reverse-service', ok: true as const } satisfies ReturnType<typeof ReachabilitySchema.parse>;
 
 /**
- * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,
- * empty allowed); on a refusal the rest is dropped (bounded) before the answer, so it arrives.
+ * Most values a call's body may hold (413 beyond, counted before parsing). A legitimate page holds
+ * far fewer: 500 items of this kit's daemon with their variations are about 100,000; deployed
+ * daemons send 50 items.
  */
-export function readCallBody(stream: IncomingMessage, maxBodyBytes: number): Promise<unknown> {
-  return readJsonBodyOrDrain(stream, { maxBytes: maxBodyBytes, latin1Fallback: true, allowEmpty: true });
+export const MAX_BODY_VALUES = 1_000_000;
+
+/**
+ * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,
+ * no array longer than a push page may be, at most `MAX_BODY_VALUES` values, empty allowed); on a
+ * refusal the rest is dropped (bounded) before the answer, so it arrives.
+ */
+function readCallBody(stream: IncomingMessage, maxBodyBytes: number, maxArrayItems: number): Promise<unknown> {
+  return readJsonBodyOrDrain(stream, { maxBytes: maxBodyBytes, latin1Fallback: true, allowEmpty: true, maxArrayItems, maxValues: MAX_BODY_VALUES });
 }
 
 function bodyFailure(err: unknown): ReverseHttpAnswer {
@@ -90,27 +95,8 @@ function bodyFailure(err: unknown): ReverseHttpAnswer {
   return { status: known ? status : 400, body: { error: known && err instanceof Error ? err.message : 'the body could not be read' }, close: true };
 }
 
-/**
- * Whether a connection's daemon reuses its HTTP connections. Deployed daemons open a new client for
- * every call and never close it: each idle connection stays open until the server's keep-alive
- * time-out (and in `CLOSE_WAIT` on the daemon's side after that). Once two calls in a row of a
- * reverse connection arrive on new HTTP connections, its answers carry `Connection: close`, so
- * both ends close each one at once; a call on a reused connection turns that off again (this kit's
- * daemon keeps its connections alive).
- */
-export class SocketReuse {
-  private readonly fresh = new Map<string, number>();
-
-  /** Whether to close the connection after answering this call of `connection`. */
-  closeAfter(connection: string, reused: boolean): boolean {
-    const streak = reused ? 0 : (this.fresh.get(connection) ?? 0) + 1;
-    this.fresh.set(connection, streak);
-    return streak >= 2;
-  }
-}
-
 /** The daemon's calls: `{P}/…` after the base path. */
-async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string, reuse: SocketReuse): Promise<ReverseHttpAnswer> {
+async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
   const slash = path.indexOf('/', BASE.length);
   if (slash === -1) return NOT_FOUND;
   let key: string;
@@ -129,9 +115,7 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
       return bodyFailure(err);
     }
   }
-  const answer: ReverseHttpAnswer = await service.handle({ method: request.method, key, path: path.slice(slash), body });
-  const name = service.connectionOf(key);
-  return request.reusedConnection !== undefined && name !== undefined && reuse.closeAfter(name, request.reusedConnection) ? { ...answer, close: true } : answer;
+  return service.handle({ method: request.method, key, path: path.slice(slash), body });
 }
 
 async function operatorCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
@@ -162,16 +146,16 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
   const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
   const operatorRoutes = input.operatorRoutes !== false;
   const answerRoot = input.answerRoot === true;
-  const reuse = new SocketReuse();
   return {
     service,
     maxBodyBytes,
+    readBody: (stream) => readCallBody(stream, maxBodyBytes, service.maxPushPageItems),
     async answer(request) {
       const path = request.url.split('?')[0];
       const method = request.method.toUpperCase();
       try {
         if (path === '/' && answerRoot && (method === 'GET' || method === 'HEAD')) return { status: 200, body: ROOT_BODY };
-        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path, reuse);
+        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path);
         if (operatorRoutes && (path === '/connections' || path.startsWith('/connections/'))) return await operatorCall(service, request, path);
         return undefined;
       } catch {

@@ -14,20 +14,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReverseService } from '../service/reverse-service';
-import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
+import { createReverseHttp, encodeAnswer, NOT_FOUND, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
 
 export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
-
-/** The sockets that carried a request already (to tell a daemon that reuses its connections from one that never does). */
-const served = new WeakSet<object>();
-
-function reused(req: IncomingMessage): boolean | undefined {
-  const socket = req.socket;
-  if (!socket) return undefined;
-  const before = served.has(socket);
-  served.add(socket);
-  return before;
-}
 
 /** The binding's view of a `node:http` request (also the Express binding's: Express requests are ones). */
 export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.url ?? '/'): ReverseHttpRequest {
@@ -35,10 +24,9 @@ export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.u
     method: req.method ?? 'GET',
     url,
     remoteAddress: req.socket?.remoteAddress,
-    reusedConnection: reused(req),
     // The rest of a refused body is read and dropped (bounded) before the answer goes out:
     // answering while the daemon is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
-    readBody: () => readCallBody(req, http.maxBodyBytes),
+    readBody: () => http.readBody(req),
   };
 }
 

@@ -27,6 +27,12 @@ export interface ReverseResponse {
   readonly body: Record<string, unknown>;
   /** A 429's `Retry-After` (seconds). */
   readonly retryAfterSeconds?: number;
+  /**
+   * Close the HTTP connection after this answer: it was delayed by the pace. A deployed daemon in a
+   * loop opens a new client per call and never closes it; told to close, its client does, so a
+   * loop holds one connection at a time instead of piling idle ones up.
+   */
+  readonly close?: boolean;
 }
 
 /** What a handler gets (the identity rules' context too: the id map, the store, the dialect). */

@@ -71,6 +71,8 @@ export interface ConnectionStatusView {
 
 /** The service side of the reverse connection. */
 export interface ReverseService {
+  /** Items a push page may hold (`maxPushPageItems`): the bindings refuse a longer array before parsing a body. */
+  readonly maxPushPageItems: number;
   /** Answers one daemon call. Never rejects: failures become a 500 `{error}`. */
   handle(request: ReverseRequest): Promise<ReverseResponse>;
   /**
@@ -163,6 +165,7 @@ class ReverseServiceCore implements ReverseService {
   private readonly mutex = new KeyedMutex();
   private readonly machineConfig: { leaseMs: number; transactionIdleMs: number; maxDeliveries: number };
   private readonly throttle: CallThrottle;
+  readonly maxPushPageItems: number;
 
   constructor(private readonly config: ServiceConfig) {
     const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
@@ -170,6 +173,7 @@ class ReverseServiceCore implements ReverseService {
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
     this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs, maxDeliveries: config.maxDeliveries };
     this.throttle = new CallThrottle(config.throttle);
+    this.maxPushPageItems = config.pageBounds.maxItems;
   }
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
@@ -289,7 +293,7 @@ class ReverseServiceCore implements ReverseService {
     }
     const response = await this.dispatch(r, request);
     this.config.metrics?.call(name, response.call, response.status);
-    return { status: response.status, body: response.body };
+    return { status: response.status, body: response.body, ...(turn.delayMs > 0 ? { close: true } : {}) };
   }
 
   /** A call past the pace: route, path id and depth checks, then the handler. */

@@ -1,0 +1,104 @@
+/**
+ * The reverse service's defences against a daemon in a loop: answers delayed (not refused) above
+ * `maxCallsPerSecond` (and their connections closed), a parallel flood refused beyond
+ * `maxCallDelayMs`, and the metrics that count it all.
+ */
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { demoCatalog } from '../../lib/demo';
+import { createMetrics } from '../../lib/metrics';
+import { createReverseNodeHandler, createReverseService, REVERSE_BASE_PATH, type ReverseServiceOptions } from '../../lib/reverse';
+import { CallThrottle } from '../../lib/reverse/service/reverse-throttle';
+
+const KEY = 'pace-key';
+const P = `${REVERSE_BASE_PATH}/${KEY}`;
+
+test('the pace: a burst at once, then one call per 1/perSecond; a call that would wait too long is refused; quiet time restores the burst', () => {
+  let now = 0;
+  const throttle = new CallThrottle({ perSecond: 10, burst: 2, maxDelayMs: 250 }, () => now);
+  const delays = Array.from({ length: 6 }, () => throttle.turn('a'));
+  expect(delays).toEqual([{ delayMs: 0 }, { delayMs: 0 }, { delayMs: 0 }, { delayMs: 100 }, { delayMs: 200 }, { refused: true, retryAfterMs: 50 }]);
+  expect(throttle.turn('b')).toEqual({ delayMs: 0 }); // per connection
+  now += 200; // the daemon waited for its answers: it is held to 10 a second
+  expect(throttle.turn('a')).toEqual({ delayMs: 100 });
+  now += 2000; // it slowed down: no delay any more
+  expect(throttle.turn('a')).toEqual({ delayMs: 0 });
+  expect(throttle.countsOf('a')).toEqual({ delayed: 3, delayedMs: 400, refused: 1 });
+  expect(new CallThrottle({ perSecond: 0, burst: 0, maxDelayMs: 0 }).turn('a')).toEqual({ delayMs: 0 });
+});
+
+describe('over HTTP', () => {
+  let server: Server;
+  let port: number;
+  const metrics = createMetrics();
+
+  async function start(options: Partial<ReverseServiceOptions>): Promise<ReturnType<typeof createReverseNodeHandler>> {
+    const handler = createReverseNodeHandler({ adapter: createMemoryAdapter(demoCatalog(4)), connections: [{ key: KEY, name: 'shop' }], answerRoot: true, metrics, ...options });
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    return handler;
+  }
+  afterEach(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+
+  /** One GET on a given agent; the reply's status, headers and whether the server closed the connection. */
+  function get(path: string, agent: Agent | false): Promise<{ status: number; connection?: string; retryAfter?: string; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, retryAfter: res.headers['retry-after'] as string | undefined, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  test('a daemon calling as fast as it can is held to maxCallsPerSecond; its answers come, none is refused', async () => {
+    const handler = await start({ maxCallsPerSecond: 40, callBurst: 0 });
+    const agent = new Agent({ keepAlive: true });
+    const started = performance.now();
+    for (let i = 0; i < 21; i++) expect((await get(`${P}/ping`, agent)).status).toBe(200);
+    const elapsed = performance.now() - started;
+    agent.destroy();
+    expect(elapsed).toBeGreaterThanOrEqual(480); // 20 intervals of 25 ms
+    expect(elapsed).toBeLessThan(2000);
+    const view = await handler.service.status('shop');
+    expect(view.throttle).toMatchObject({ maxCallsPerSecond: 40, refused: 0, delayed: 20 });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/storebridge_reverse_call_delay_seconds_count\{connection="shop"\} 20/);
+    expect(text).toMatch(/storebridge_reverse_calls_total\{connection="shop",call="ping",status="200"\} 21/);
+  });
+
+  test('many calls at once: those that would wait longer than maxCallDelayMs are refused with 429 and Retry-After', async () => {
+    await start({ maxCallsPerSecond: 20, callBurst: 0, maxCallDelayMs: 200 });
+    const replies = await Promise.all(Array.from({ length: 20 }, () => get(`${P}/ping`, false)));
+    const refused = replies.filter((r) => r.status === 429);
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(5); // at once, +50, +100, +150, +200 ms
+    expect(refused).toHaveLength(15);
+    expect(refused.every((r) => Number(r.retryAfter) >= 1 && JSON.parse(r.body).error)).toBe(true);
+  });
+
+  test('a paced answer closes its connection (a looping daemon holds one at a time); an answer on time keeps it open', async () => {
+    await start({ maxCallsPerSecond: 20, callBurst: 1 });
+    const replies: Array<string | undefined> = [];
+    for (let i = 0; i < 4; i++) {
+      const agent = new Agent({ keepAlive: true }); // a new client per call, asking for keep-alive, never closed
+      replies.push((await get(`${P}/ping`, agent)).connection);
+    }
+    expect(replies).toEqual(['keep-alive', 'keep-alive', 'close', 'close']);
+  });
+});
+
+test('a service without metrics records none; with them the status view counters are in reverse_items_total', async () => {
+  const metrics = createMetrics();
+  const service = createReverseService({ adapter: createMemoryAdapter(demoCatalog(4)), connections: [{ key: KEY, name: 'shop' }], maxCallsPerSecond: 0, maxDeliveries: 1, metrics });
+  await service.enqueue('shop', { kind: 'pull', entity: 'orders' });
+  await service.handle({ method: 'POST', key: KEY, path: '/pull/initialize', body: {} });
+  await service.handle({ method: 'GET', key: KEY, path: '/pull/orders/next' });
+  await service.handle({ method: 'GET', key: KEY, path: '/pull/orders/hasmore' });
+  const text = await metrics.registry.metrics();
+  expect(text).toMatch(/storebridge_reverse_items_total\{connection="shop",entity="orders",outcome="unacknowledged"\} 1/);
+  expect(text).toMatch(/storebridge_reverse_items_total\{connection="shop",entity="orders",outcome="delivered"\} 1/);
+});
