@@ -28,9 +28,9 @@ export interface ReverseResponse {
   /** A 429's `Retry-After` (seconds). */
   readonly retryAfterSeconds?: number;
   /**
-   * Close the HTTP connection after this answer: it was delayed by the pace. A deployed daemon in a
-   * loop opens a new client per call and never closes it; told to close, its client does, so a
-   * loop holds one connection at a time instead of piling idle ones up.
+   * Close the HTTP connection after this answer: the connection calls faster than its pace allows
+   * over time. A deployed daemon in a loop opens a new client per call and never closes it; told to
+   * close, its client does, so a loop holds one connection at a time instead of piling idle ones up.
    */
   readonly close?: boolean;
 }

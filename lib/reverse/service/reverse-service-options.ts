@@ -62,7 +62,11 @@ export interface ReverseServiceOptions {
    * crash loop costs at most about this many calls a second. 0 turns it off. Default 20.
    */
   readonly maxCallsPerSecond?: number;
-  /** Calls answered at once above that pace after a quiet time. Default: `maxCallsPerSecond`. */
+  /**
+   * Calls answered at once above that pace after a quiet time. Default 5 (a deployed daemon's
+   * busiest moment: ping, ping, upstreamstatus, entity, hasmore, next; each answer past it is
+   * delayed and closes its connection, so a loop holds about this many connections at most).
+   */
   readonly callBurst?: number;
   /** The longest an answer is delayed (ms); a call that would wait longer (callers sending many at once) is refused, 429. Default 10 000. */
   readonly maxCallDelayMs?: number;
@@ -183,7 +187,7 @@ export function parseServiceOptions(options: ReverseServiceOptions): ServiceConf
     keepFailures: o.keepFailures ?? 1000,
     keepMappings: o.keepMappings ?? 1000,
     maxDeliveries: o.maxDeliveries ?? 5,
-    throttle: { perSecond: o.maxCallsPerSecond ?? 20, burst: o.callBurst ?? o.maxCallsPerSecond ?? 20, maxDelayMs: o.maxCallDelayMs ?? 10_000 },
+    throttle: { perSecond: o.maxCallsPerSecond ?? 20, burst: o.callBurst ?? 5, maxDelayMs: o.maxCallDelayMs ?? 10_000 },
     pageBounds: { maxItems: o.maxPushPageItems ?? 1000, maxRefusedListed: o.maxRefusedListed ?? 20 },
     ...(o.metrics ? { metrics: createReverseMetrics(o.metrics) } : {}),
     now: o.now ?? Date.now,

@@ -293,7 +293,7 @@ class ReverseServiceCore implements ReverseService {
     }
     const response = await this.dispatch(r, request);
     this.config.metrics?.call(name, response.call, response.status);
-    return { status: response.status, body: response.body, ...(turn.delayMs > 0 ? { close: true } : {}) };
+    return { status: response.status, body: response.body, ...(turn.busy ? { close: true } : {}) };
   }
 
   /** A call past the pace: route, path id and depth checks, then the handler. */

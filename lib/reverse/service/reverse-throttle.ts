@@ -23,8 +23,11 @@ export interface ThrottleConfig {
   readonly maxDelayMs: number;
 }
 
-/** A call's turn: answer now, after `delayMs`, or refuse it (`retryAfterMs`). */
-export type Turn = { readonly delayMs: number } | { readonly refused: true; readonly retryAfterMs: number };
+/**
+ * A call's turn: answer now or after `delayMs` (`busy`: the connection calls faster than the pace
+ * allows over time, within its burst or beyond it), or refuse it (`retryAfterMs`).
+ */
+export type Turn = { readonly delayMs: number; readonly busy: boolean } | { readonly refused: true; readonly retryAfterMs: number };
 
 /** What the pace did so far, per connection (this process only). */
 export interface ThrottleCounts {
@@ -49,10 +52,11 @@ export class CallThrottle {
   /** Takes a turn for a call of `connection`. */
   turn(connection: string): Turn {
     const { perSecond, burst, maxDelayMs } = this.config;
-    if (perSecond <= 0) return { delayMs: 0 };
+    if (perSecond <= 0) return { delayMs: 0, busy: false };
     const now = this.clock();
     const interval = 1000 / perSecond;
-    const tat = Math.max(this.arrival.get(connection) ?? now, now);
+    const previous = this.arrival.get(connection) ?? now;
+    const tat = Math.max(previous, now);
     const delayMs = Math.max(0, tat - now - burst * interval);
     const counts = this.countsOf(connection);
     if (delayMs > maxDelayMs) {
@@ -64,7 +68,7 @@ export class CallThrottle {
       counts.delayed++;
       counts.delayedMs += delayMs;
     }
-    return { delayMs };
+    return { delayMs, busy: previous > now };
   }
 
   countsOf(connection: string): ThrottleCounts {
