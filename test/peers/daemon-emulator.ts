@@ -37,6 +37,11 @@ class IllegalArgumentException extends Error {
   override readonly name = 'IllegalArgumentException';
 }
 
+/** Thrown by a test's `beforeCall` to kill the daemon's process there (`kill -9`): it ends `runUntil` / `runFor` at once. */
+export class DaemonKilled extends Error {
+  override readonly name = 'DaemonKilled';
+}
+
 export interface EmulatedCall {
   readonly method: 'GET' | 'POST';
   /** The path as sent (raw). */
@@ -62,8 +67,14 @@ export interface DaemonEmulatorOptions {
   readonly checkItemCodes?: boolean;
   /** `runUntil` fails after this many uncaught runtime exceptions (a tight loop a test must rule out). Default 50. */
   readonly maxRuntimeExceptions?: number;
-  /** Called before each call, with the body about to be sent (a test may stop and restart the service there). */
-  readonly beforeCall?: (method: 'GET' | 'POST', path: string, body?: string) => Promise<void> | void;
+  /**
+   * Called before each call, with the body about to be sent (a test may stop and restart the service
+   * there, or throw `DaemonKilled`). `'lost'`: the call reached the service but its reply did not
+   * come back (a broken connection: the pass ends, as on `C2SUnreachableException`).
+   */
+  readonly beforeCall?: (method: 'GET' | 'POST', path: string, body?: string) => Promise<void | 'lost'> | void | 'lost';
+  /** The ERP behind the daemon (a restarted daemon keeps its ERP). Default: a new, empty one. */
+  readonly erp?: Erp;
 }
 
 export class DaemonEmulator {
@@ -85,7 +96,7 @@ export class DaemonEmulator {
   private readonly long: number;
 
   constructor(readonly options: DaemonEmulatorOptions) {
-    this.erp = new Erp(options.flavor, options.productsProtected ?? true, options.checkItemCodes);
+    this.erp = options.erp ?? new Erp(options.flavor, options.productsProtected ?? true, options.checkItemCodes);
     this.normal = options.normalPauseMs ?? 1;
     this.long = options.longPauseMs ?? 2;
   }
@@ -98,7 +109,7 @@ export class DaemonEmulator {
 
   /** One call: the body read whatever the status, parsed and cast to an object. */
   private async http(method: 'GET' | 'POST', path: string, body?: JavaObject): Promise<JavaObject> {
-    await this.options.beforeCall?.(method, path, body === undefined ? undefined : stringifyJava(body));
+    if ((await this.options.beforeCall?.(method, path, body === undefined ? undefined : stringifyJava(body))) === 'lost') throw new C2SUnreachableException('the connection broke before the reply');
     // `new HttpPost(url)`: a space is an IllegalArgumentException; a `#` starts the fragment.
     if (/[\s]/.test(path)) throw new IllegalArgumentException(`Illegal character in path: ${path}`);
     const sent = path.split('#')[0];
@@ -160,6 +171,7 @@ export class DaemonEmulator {
       try {
         await this.abstractLoop();
       } catch (err) {
+        if (err instanceof DaemonKilled) throw err;
         // Not caught by loop(): logged by main, which starts again at once (no pause).
         this.runtimeExceptions.push(err as Error);
         if (this.runtimeExceptions.length > (this.options.maxRuntimeExceptions ?? 50)) throw new Error(`tight loop: ${this.runtimeExceptions.length} runtime exceptions, the last: ${(err as Error).message}`);
@@ -181,6 +193,7 @@ export class DaemonEmulator {
       try {
         await this.abstractLoop();
       } catch (err) {
+        if (err instanceof DaemonKilled) throw err;
         this.runtimeExceptions.push(err as Error);
       }
     }
