@@ -254,10 +254,10 @@ describe('reverse connection, live', () => {
   }
 
   beforeAll(async () => {
-    downBase = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], stateStore: down })));
-    router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000 });
+    downBase = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], stateStore: down, maxCallsPerSecond: 0 })));
+    router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000, maxCallsPerSecond: 0 });
     base = await listen(express().use(router));
-    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }], stateStore });
+    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }], stateStore, maxCallsPerSecond: 0 });
     brokenBase = await listen(express().use(brokenRouter));
   });
 
@@ -358,7 +358,7 @@ describe('reverse connection, live', () => {
     const products = [{ _id: `${kind}-p1`, sku: 'S1', last_updated: '1517360038797 - 3', variations: [{ prices: [{ tag: 'default', currency: 'EUR', number: 19.99 }], availabilities: [{ tag: 'default', quantity: '3' }] }] }];
     const bad = { _id: 'x', variations: [{ prices: [{ tag: 'd', currency: 'EUR', number: 'cheap' }] }] };
     const page = await post(`/${kind}/products`, { products: [bad, ...products] });
-    expect(page.body).toEqual({ received: 1, refused: [{ index: 0, id: 'x', error: expect.stringMatching(/products\.0\.variations\.0\.prices\.0\.number/) }] });
+    expect(page.body).toEqual({ received: 1, refused: [{ index: 0, id: 'x', error: expect.stringMatching(/products\.0\.variations\.0\.prices\.0\.number/) }], refusedCount: 1 });
     // A sample push never moves the cursor; the push before it (same connection) did, to the value as sent.
     expect((await get('/cursoroffset')).body).toEqual({ cursoroffset: '1517360038797 - 3' });
     expect((await post(`/${kind}/products/finish`, {})).body).toEqual({ ok: true });
