@@ -291,6 +291,17 @@ describe('reverse connection, live', () => {
     }
   });
 
+  it('every call: 429 {error} with Retry-After when it would wait longer than maxCallDelayMs for its turn (the pace)', async () => {
+    // One call a second, no burst, no waiting: the call after an answered one is refused until its turn.
+    const paced = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], maxCallsPerSecond: 1, callBurst: 0, maxCallDelayMs: 0 })));
+    for (const [method, rel] of reverseOps()) {
+      const once = () => call(paced, method, tmpl(rel), path(concrete(rel)), method === 'POST' ? { body: JSON.stringify(validBody(rel)) } : {});
+      let reply = await once();
+      if (reply.status !== 429) reply = await once(); // that one took the turn
+      expect({ rel, status: reply.status, retryAfter: Number(reply.headers.get('retry-after')) > 0 }).toEqual({ rel, status: 429, retryAfter: true });
+    }
+  });
+
   it('every state-bound call out of order: 409 {error}, nothing changes', async () => {
     for (const [method, rel] of reverseOps()) {
       if (['/mode', '/upstreamstatus', '/ping', '/strategy', '/cursoroffset'].includes(rel)) continue;
