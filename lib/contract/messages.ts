@@ -122,6 +122,25 @@ export const ModeSchema = z.object({ mode: z.enum(MODES) });
 
 export const EntityBodySchema = z.object({ entity: z.enum(['products', 'orders']) });
 
+/**
+ * Codes of the reasons in reverse failure records (`reasons[].code`): 1001–1003 in the storage failure
+ * reports this kit's daemon sends, 1004–1006 in the records the service writes itself.
+ */
+export const REVERSE_FAILURE_CODES = {
+  /** The store's `checkProduct` / `checkOrder` refused the item; one reason per message. */
+  REFUSED_BY_STORE: 1001,
+  /** The store's adapter threw while reading or writing the item. */
+  STORE_FAILED: 1002,
+  /** The item cannot be read into the store's (webhook) form. */
+  NOT_CONVERTIBLE: 1003,
+  /** The service gave up on an item handed out `maxDeliveries` times without an acknowledgement (a daemon that crashes on it). */
+  NOT_ACKNOWLEDGED: 1004,
+  /** The item was gone from the service's store when its turn came. */
+  GONE_FROM_STORE: 1005,
+  /** The item cannot be written in the connection's dialect. */
+  NOT_WRITABLE: 1006,
+} as const;
+
 /** Storage failure report (daemon to service), spec "Errors" rule 1. */
 export const StorageFailureReportSchema = z.object({
   error: z.string(),
@@ -135,11 +154,15 @@ export const PushProductsPageSchema = z.object({ products: z.array(ReverseProduc
 export const PushOrdersPageSchema = z.object({ orders: z.array(ReverseOrderSchema) });
 /**
  * Reply of a push page: the distinct items new to this push, and the items the service could not
- * read (the rest of the page is stored; deployed daemons send one bad item among good ones).
+ * read (the rest of the page is stored; deployed daemons send one bad item among good ones). A page
+ * of more than the service's `maxPushPageItems` items is refused whole (413 `{error}`).
  */
 export const PushReceivedSchema = z.object({
   received: z.number().int().nonnegative(),
+  /** The first refused items (at most the service's `maxRefusedListed`). */
   refused: z.array(z.object({ index: z.number().int().nonnegative(), id: z.string(), error: z.string() })).optional(),
+  /** How many items were refused in all (present with `refused`). */
+  refusedCount: z.number().int().nonnegative().optional(),
 });
 export const OkSchema = z.object({ ok: z.literal(true) });
 /**

@@ -96,7 +96,10 @@ export interface ReverseEntityCounts {
   failed?: number;
   skipped?: number;
   received?: number;
+  refused?: number;
   sampled?: number;
+  /** Items the service gave up on after too many deliveries without an acknowledgement (also in `failed`). */
+  unacknowledged?: number;
 }
 
 /** One pulled item and the id the store gave it (from `succeded`), when the service reports it. */

@@ -62,8 +62,12 @@ export class BodyTooLargeError extends HttpError {
   override readonly name = 'BodyTooLargeError';
   readonly code = 'BODY_TOO_LARGE';
   readonly status = 413;
-  constructor(readonly limit: number) {
-    super(`request body is larger than ${limit} bytes`);
+  constructor(
+    readonly limit: number,
+    /** Another reason the body is too large (too many items), instead of its bytes. */
+    message = `request body is larger than ${limit} bytes`,
+  ) {
+    super(message);
   }
 }
 

@@ -136,6 +136,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   };
 }
 
+/** A `createMetrics()` result as it is, or a prom-client `Registry` wrapped into one (its default prefix). */
+export function metricsOf(target: Registry | Metrics): Metrics {
+  const isMetrics = typeof (target as Metrics).counter === 'function' && typeof (target as Metrics).histogram === 'function' && 'registry' in target;
+  return isMetrics ? (target as Metrics) : createMetrics({ registry: target as Registry });
+}
+
 function sameLabels(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().every((l, i) => l === [...b].sort()[i]);
 }

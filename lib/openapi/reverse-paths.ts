@@ -44,9 +44,10 @@ export function reversePaths(s: GeneratedSchemas): Record<string, Record<string,
     responses['405'] = { description: 'The path is known, the method is not (the message names the right one).', content: error };
     if (call.stateful) responses['409'] = { description: 'The call is out of order for the connection\'s state; nothing changed. The message says what is expected.', content: error };
     if (method === 'post') {
-      responses['413'] = { description: 'The body is larger than the service\'s `maxBodyBytes` (default 10,000,000 bytes).', content: error };
+      responses['413'] = { description: 'The body is larger than the service\'s `maxBodyBytes` (default 10,000,000 bytes), holds an array longer than `maxPushPageItems` (default 1,000) or more than 1,000,000 values, or (a push page) more items than `maxPushPageItems`.', content: error };
       responses['415'] = { description: 'The body is not declared as JSON (`Content-Type: application/json`), declares another charset than UTF-8, or is compressed.', content: error };
     }
+    responses['429'] = { description: 'Answers to a connection calling faster than `maxCallsPerSecond` are delayed, not refused; a call that would wait longer than `maxCallDelayMs` (many sent at once) is refused, with `Retry-After`.', content: error };
     responses['500'] = {
       description: call.store ? "The service's store or its state store failed; nothing changed. Try the call again." : "The service's state store failed; nothing changed. Try the call again.",
       content: error,

@@ -254,10 +254,10 @@ describe('reverse connection, live', () => {
   }
 
   beforeAll(async () => {
-    downBase = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], stateStore: down })));
-    router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000 });
+    downBase = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], stateStore: down, maxCallsPerSecond: 0 })));
+    router = createReverseServiceRouter({ adapter: createMemoryAdapter(demoCatalog(8)), connections: [{ key: CONN, name: 'shop' }], maxBodyBytes: 20_000, maxCallsPerSecond: 0 });
     base = await listen(express().use(router));
-    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }], stateStore });
+    brokenRouter = createReverseServiceRouter({ adapter: failingAdapter(failing), connections: [{ key: CONN, name: 'shop' }, { key: CONN2, name: 'shop2' }], stateStore, maxCallsPerSecond: 0 });
     brokenBase = await listen(express().use(brokenRouter));
   });
 
@@ -288,6 +288,17 @@ describe('reverse connection, live', () => {
       if (rel.includes('{id}')) {
         expect((await call(base, method, tmpl(rel), path(rel.replace('{id}', 'a%00b')), { body: '{}' })).body).toEqual({ error: 'the item id in the path must not contain control characters (U+0000–U+001F) or unpaired surrogates (U+D800–U+DFFF)' });
       }
+    }
+  });
+
+  it('every call: 429 {error} with Retry-After when it would wait longer than maxCallDelayMs for its turn (the pace)', async () => {
+    // One call a second, no burst, no waiting: the call after an answered one is refused until its turn.
+    const paced = await listen(express().use(createReverseServiceRouter({ adapter: createMemoryAdapter(), connections: [{ key: CONN, name: 'shop' }], maxCallsPerSecond: 1, callBurst: 0, maxCallDelayMs: 0 })));
+    for (const [method, rel] of reverseOps()) {
+      const once = () => call(paced, method, tmpl(rel), path(concrete(rel)), method === 'POST' ? { body: JSON.stringify(validBody(rel)) } : {});
+      let reply = await once();
+      if (reply.status !== 429) reply = await once(); // that one took the turn
+      expect({ rel, status: reply.status, retryAfter: Number(reply.headers.get('retry-after')) > 0 }).toEqual({ rel, status: 429, retryAfter: true });
     }
   });
 
@@ -358,7 +369,7 @@ describe('reverse connection, live', () => {
     const products = [{ _id: `${kind}-p1`, sku: 'S1', last_updated: '1517360038797 - 3', variations: [{ prices: [{ tag: 'default', currency: 'EUR', number: 19.99 }], availabilities: [{ tag: 'default', quantity: '3' }] }] }];
     const bad = { _id: 'x', variations: [{ prices: [{ tag: 'd', currency: 'EUR', number: 'cheap' }] }] };
     const page = await post(`/${kind}/products`, { products: [bad, ...products] });
-    expect(page.body).toEqual({ received: 1, refused: [{ index: 0, id: 'x', error: expect.stringMatching(/products\.0\.variations\.0\.prices\.0\.number/) }] });
+    expect(page.body).toEqual({ received: 1, refused: [{ index: 0, id: 'x', error: expect.stringMatching(/products\.0\.variations\.0\.prices\.0\.number/) }], refusedCount: 1 });
     // A sample push never moves the cursor; the push before it (same connection) did, to the value as sent.
     expect((await get('/cursoroffset')).body).toEqual({ cursoroffset: '1517360038797 - 3' });
     expect((await post(`/${kind}/products/finish`, {})).body).toEqual({ ok: true });

@@ -1,5 +1,5 @@
 /**
- * A clean-room emulator of Click2Sync's deployed Java daemons (B1 and SAI), written for these tests
+ * A clean-room emulator of Click2Sync's deployed Java daemons (B1, SAI and ECC), written for these tests
  * from `docs/interface.md` ("The reverse connection", "How deployed daemons read replies", the B1/SAI/ECC/CPP sources; no daemon code copied). It behaves as they do:
  *
  * - the exact call order of a pass (§2.3–§2.5): `GET {host}/` until it answers 200, then `ping`
@@ -10,14 +10,17 @@
  *   `IllegalArgumentException`) are not caught by the pass: the loop starts again at once, with no
  *   pause (the tight loops §2.7 describes) — counted here, so a test can require none;
  * - ids go raw into paths (a `#` starts a fragment; a space throws);
+ * - every call opens a new HTTP client that asks for keep-alive and is never closed: its connection
+ *   stays open until the service closes it (counted: `openSockets`, `maxOpenSockets`);
  * - B1 sends UTF-8 with `charset=utf-8` and composite `last_updated` strings; SAI sends its
  *   platform's Latin-1 labelled `application/json` (no charset) and numeric `last_updated`, and casts
- *   `cursoroffset` to `Long`;
+ *   `cursoroffset` to `Long`; ECC sends no `last_updated` (every push is a full one), casts
+ *   `cursoroffset` to `Long` and acknowledges orders with `{"order": null}`;
  * - `readyfornext` is polled with no limit (bounded here only to fail a test instead of hanging);
  * - `hasmore` `waiting` ends the entity after 11 polls; anything but `ready`/`waiting` ends it;
  * - the sleeps are the daemons' (1 s normal, 10 s long) scaled down by the test.
  */
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { ClassCastException, NullPointerException, ParseException, asObject, asPrimitiveBoolean, asString, parseJava, stringifyJava, type JavaObject, type JavaValue } from './java-json';
 import { Erp, ErpException, type Flavor } from './daemon-erp';
 
@@ -32,6 +35,11 @@ class NumberFormatException extends Error {
 }
 class IllegalArgumentException extends Error {
   override readonly name = 'IllegalArgumentException';
+}
+
+/** Thrown by a test's `beforeCall` to kill the daemon's process there (`kill -9`): it ends `runUntil` / `runFor` at once. */
+export class DaemonKilled extends Error {
+  override readonly name = 'DaemonKilled';
 }
 
 export interface EmulatedCall {
@@ -55,8 +63,18 @@ export interface DaemonEmulatorOptions {
   readonly productsProtected?: boolean;
   /** Send every initialize twice (a re-sent initialize, as after a lost reply). */
   readonly resendInitialize?: boolean;
-  /** Called before each call, with the body about to be sent (a test may stop and restart the service there). */
-  readonly beforeCall?: (method: 'GET' | 'POST', path: string, body?: string) => Promise<void> | void;
+  /** B1: refuse order lines naming item codes the ERP does not know (default: when the ERP has products). */
+  readonly checkItemCodes?: boolean;
+  /** `runUntil` fails after this many uncaught runtime exceptions (a tight loop a test must rule out). Default 50. */
+  readonly maxRuntimeExceptions?: number;
+  /**
+   * Called before each call, with the body about to be sent (a test may stop and restart the service
+   * there, or throw `DaemonKilled`). `'lost'`: the call reached the service but its reply did not
+   * come back (a broken connection: the pass ends, as on `C2SUnreachableException`).
+   */
+  readonly beforeCall?: (method: 'GET' | 'POST', path: string, body?: string) => Promise<void | 'lost'> | void | 'lost';
+  /** The ERP behind the daemon (a restarted daemon keeps its ERP). Default: a new, empty one. */
+  readonly erp?: Erp;
 }
 
 export class DaemonEmulator {
@@ -68,12 +86,17 @@ export class DaemonEmulator {
   unreachable = 0;
   /** Items of each push page sent, per entity (the last push's pages are `pushes.at(-1)`). */
   readonly pushes: Array<{ verb: string; products: number[]; orders: number[] }> = [];
+  /** HTTP connections opened, open now, and the most open at once (the service closes them, never the daemon). */
+  socketsOpened = 0;
+  openSockets = 0;
+  maxOpenSockets = 0;
+  private readonly agents: Agent[] = [];
   private checked = false;
   private readonly normal: number;
   private readonly long: number;
 
   constructor(readonly options: DaemonEmulatorOptions) {
-    this.erp = new Erp(options.flavor, options.productsProtected ?? true);
+    this.erp = options.erp ?? new Erp(options.flavor, options.productsProtected ?? true, options.checkItemCodes);
     this.normal = options.normalPauseMs ?? 1;
     this.long = options.longPauseMs ?? 2;
   }
@@ -86,7 +109,7 @@ export class DaemonEmulator {
 
   /** One call: the body read whatever the status, parsed and cast to an object. */
   private async http(method: 'GET' | 'POST', path: string, body?: JavaObject): Promise<JavaObject> {
-    await this.options.beforeCall?.(method, path, body === undefined ? undefined : stringifyJava(body));
+    if ((await this.options.beforeCall?.(method, path, body === undefined ? undefined : stringifyJava(body))) === 'lost') throw new C2SUnreachableException('the connection broke before the reply');
     // `new HttpPost(url)`: a space is an IllegalArgumentException; a `#` starts the fragment.
     if (/[\s]/.test(path)) throw new IllegalArgumentException(`Illegal character in path: ${path}`);
     const sent = path.split('#')[0];
@@ -94,7 +117,7 @@ export class DaemonEmulator {
     const headers: Record<string, string> = payload ? { 'content-type': this.options.flavor === 'sai' ? 'application/json' : 'application/json; charset=utf-8', 'content-length': String(payload.length) } : {};
     const url = new URL(this.options.host);
     const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, method, path: sent, headers, agent: false }, (res) => {
+      const req = request({ host: url.hostname, port: url.port, method, path: sent, headers, agent: this.newClient() }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
@@ -113,6 +136,27 @@ export class DaemonEmulator {
     return asObject(parsed, `reply of ${method} ${sent}`);
   }
 
+  /** A new HTTP client for one call, asking for keep-alive and never closed (as `HttpClients.createDefault()` per call is). */
+  private newClient(): Agent {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    this.agents.push(agent);
+    agent.on('free', (socket) => socket.unref());
+    const track = agent.createConnection.bind(agent);
+    agent.createConnection = ((...args: Parameters<Agent['createConnection']>) => {
+      const socket = track(...args)!;
+      this.socketsOpened++;
+      this.maxOpenSockets = Math.max(this.maxOpenSockets, ++this.openSockets);
+      socket.once('close', () => this.openSockets--);
+      return socket;
+    }) as Agent['createConnection'];
+    return agent;
+  }
+
+  /** Drops every client (the end of the daemon process). */
+  close(): void {
+    for (const a of this.agents.splice(0)) a.destroy();
+  }
+
   private get = (path: string) => this.http('GET', `${BASE}${this.options.key}${path}`);
   private post = (path: string, body: JavaObject) => this.http('POST', `${BASE}${this.options.key}${path}`, body);
 
@@ -127,13 +171,33 @@ export class DaemonEmulator {
       try {
         await this.abstractLoop();
       } catch (err) {
+        if (err instanceof DaemonKilled) throw err;
         // Not caught by loop(): logged by main, which starts again at once (no pause).
         this.runtimeExceptions.push(err as Error);
-        if (this.runtimeExceptions.length > 50) throw new Error(`tight loop: ${this.runtimeExceptions.length} runtime exceptions, the last: ${(err as Error).message}`);
+        if (this.runtimeExceptions.length > (this.options.maxRuntimeExceptions ?? 50)) throw new Error(`tight loop: ${this.runtimeExceptions.length} runtime exceptions, the last: ${(err as Error).message}`);
       }
       if (await done()) return loops;
     }
     throw new Error(`the emulated daemon did not finish in ${maxLoops} passes (${this.calls.length} calls)`);
+  }
+
+  /**
+   * Runs passes for `ms` whatever happens, like the real daemon's endless loop: an uncaught runtime
+   * exception starts the next pass at once. Returns the passes run.
+   */
+  async runFor(ms: number): Promise<number> {
+    const end = Date.now() + ms;
+    let loops = 0;
+    while (Date.now() < end) {
+      loops++;
+      try {
+        await this.abstractLoop();
+      } catch (err) {
+        if (err instanceof DaemonKilled) throw err;
+        this.runtimeExceptions.push(err as Error);
+      }
+    }
+    return loops;
   }
 
   private async abstractLoop(): Promise<void> {
@@ -179,10 +243,10 @@ export class DaemonEmulator {
 
   // ---- push ("fetch remote") ---------------------------------------------------------------------
 
-  /** `cursoroffset` as the flavor reads it: B1 stringifies and parses `"ms - n"`; SAI casts to Long. */
+  /** `cursoroffset` as the flavor reads it: B1 stringifies and parses `"ms - n"`; SAI and ECC cast to Long. */
   private cursorOf(reply: JavaObject): { ms: number; row: number } {
     const v = reply.cursoroffset;
-    if (this.options.flavor === 'sai') {
+    if (this.options.flavor !== 'b1') {
       if (v === null || v === undefined) throw new NullPointerException('cursoroffset is null');
       if (typeof v !== 'bigint') throw new ClassCastException(`cursoroffset: ${typeof v} cannot be cast to Long`);
       return { ms: Number(v), row: Number.POSITIVE_INFINITY };
@@ -305,8 +369,15 @@ export class DaemonEmulator {
     }
     const o = asObject(next.order, 'order'); // a null order is a NullPointerException
     const orderid = asString(o.orderid, 'order.orderid');
-    const stored = this.erp.storeOrder(o); // type errors here are not caught
-    await this.post(`/pull/orders/${orderid}/succeded`, { order: stored });
+    let stored: JavaObject | null;
+    try {
+      stored = this.erp.storeOrder(o); // type errors here are not caught
+    } catch (err) {
+      if (!(err instanceof ErpException)) throw err;
+      await this.post(`/pull/orders/${orderid}/failed`, { error: 'could not pull order', reasons: [{ message: err.message, code: 400n }] });
+      return true;
+    }
+    await this.post(`/pull/orders/${orderid}/succeded`, { order: stored }); // ECC: {"order": null}
     return true;
   }
 }

@@ -33,7 +33,7 @@ function app(router: ReverseServiceRouter) {
 function setup(products = 4) {
   const store = createMemoryAdapter(demoCatalog(products));
   const errors: unknown[] = [];
-  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], onError: (e, ctx) => errors.push({ e, ctx }) });
+  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], maxCallsPerSecond: 0, onError: (e, ctx) => errors.push({ e, ctx }) });
   return { store, router, app: app(router), errors };
 }
 
@@ -274,7 +274,7 @@ describe.each(['express 5', 'express 4', 'node:http', 'fetch'] as const)('the %s
   const catalog = demoCatalog(9);
 
   beforeAll(async () => {
-    const options = { adapter: createMemoryAdapter(catalog), connections: [{ key: KEY, name: 'shop' }], answerRoot: true };
+    const options = { adapter: createMemoryAdapter(catalog), connections: [{ key: KEY, name: 'shop' }], answerRoot: true, maxCallsPerSecond: 0 };
     if (binding === 'fetch') {
       const handler = createReverseFetchHandler({ ...options, remoteAddress: () => '127.0.0.1' });
       service = handler.service;

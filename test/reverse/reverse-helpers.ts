@@ -15,10 +15,13 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** A real service on 127.0.0.1:0 whose store holds `demoCatalog(products)`. */
+/**
+ * A real service on 127.0.0.1:0 whose store holds `demoCatalog(products)`. Its pace is off unless
+ * `extra` sets one: these tests run the kit's own daemon as fast as loopback goes.
+ */
 export async function startService(products: number, extra: Partial<ReverseServiceOptions> & ReverseBindingOptions = {}): Promise<RunningService> {
   const store = createMemoryAdapter(demoCatalog(products));
-  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], answerRoot: true, ...extra });
+  const router = createReverseServiceRouter({ adapter: store, connections: [{ key: KEY, name: 'shop' }], answerRoot: true, maxCallsPerSecond: 0, ...extra });
   const app = express();
   app.use(router);
   const server: Server = await new Promise((resolve) => {

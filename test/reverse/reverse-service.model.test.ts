@@ -46,6 +46,8 @@ interface PushModel {
 type Queued = { kind: 'pull'; entities: Entity[] } | { kind: 'push'; full: boolean } | { kind: 'pingsample' };
 interface Model {
   status: 'waiting' | 'initialized' | 'finishing' | 'finished';
+  /** A finish not yet reported by upstreamstatus (it says `finished` once, even with a transaction queued). */
+  finishedUnread: boolean;
   queue: Queued[];
   cur?: PullModel | PushModel;
   now: number;
@@ -69,7 +71,8 @@ const aliasOf = (e: Entity, id: string) => (e === 'products' ? CATALOG.products.
 const noun = (e: Entity) => (e === 'products' ? 'product' : 'order');
 
 function makeService(state: ReverseStateStore, clock: { now: number }): ReverseService {
-  return createReverseService({ adapter: createMemoryAdapter(CATALOG), connections: [{ key: KEY, name: 'shop' }], leaseMs: LEASE_MS, transactionIdleMs: IDLE_MS, now: () => clock.now, stateStore: state });
+  // No pace and no giving up on items here: this model is of the cycle (both have their own tests).
+  return createReverseService({ adapter: createMemoryAdapter(CATALOG), connections: [{ key: KEY, name: 'shop' }], leaseMs: LEASE_MS, transactionIdleMs: IDLE_MS, now: () => clock.now, stateStore: state, maxCallsPerSecond: 0, maxDeliveries: 1000 });
 }
 
 const codes = new Set([200, 400, 404, 405, 409]);
@@ -91,13 +94,17 @@ function expect200(res: ReverseResponse, body: unknown, what: string): void {
 
 const idsOf = (p: PullModel) => sortedIds[p.entities[p.index]];
 const currentEntity = (p: PullModel) => p.entities[p.index];
-function end(m: Model): void {
+/** A finish is `finished` until upstreamstatus reports it; an expiry or a cancel moves on to a queued transaction at once. */
+function end(m: Model, outcome: 'finished' | 'expired' | 'cancelled'): void {
   m.cur = undefined;
-  m.status = m.queue.length > 0 ? 'waiting' : 'finished';
+  m.finishedUnread = outcome === 'finished';
+  m.status = m.queue.length > 0 && outcome !== 'finished' ? 'waiting' : 'finished';
 }
+/** The status an initialize is judged by: `finished` with something queued is `waiting`. */
+const startable = (m: Model) => (m.status === 'finished' && m.queue.length > 0 ? 'waiting' : m.status);
 /** Every call first lets a transaction with no daemon call for IDLE_MS expire. */
 function expire(m: Model): void {
-  if (m.cur && m.now - m.cur.touchedAt >= IDLE_MS) end(m);
+  if (m.cur && m.now - m.cur.touchedAt >= IDLE_MS) end(m, 'expired');
 }
 /** The pull the call of entity `e` concerns (touching it), or undefined (409). */
 function pullFor(m: Model, e: Entity): PullModel | undefined {
@@ -149,11 +156,15 @@ const enqueueCmd = (kind: Kind, entity: Entity | undefined, full: boolean) =>
   cmd(`enqueue ${kind}${entity ? ` ${entity}` : ''}${full ? ' full' : ''}`, async (m, r) => {
     await r.service.enqueue('shop', kind === 'pull' ? (entity ? { kind, entity } : { kind }) : kind === 'push' ? { kind, full } : { kind });
     m.queue.push(kind === 'pull' ? { kind, entities: entity ? [entity] : [...ENTITIES] } : kind === 'push' ? { kind, full } : { kind });
-    if (m.status === 'finished') m.status = 'waiting';
+    if (m.status === 'finished' && !m.finishedUnread) m.status = 'waiting';
   });
 const readsCmd = () =>
   cmd('reads (upstreamstatus, mode, ping, strategy, entity, cursoroffset)', async (m, r) => {
     expect200(await call(r, 'GET', '/upstreamstatus'), { upstreamstatus: m.status, connectionstatus: m.status }, 'upstreamstatus');
+    if (m.finishedUnread) {
+      m.finishedUnread = false;
+      if (m.status === 'finished' && m.queue.length > 0) m.status = 'waiting';
+    }
     const md = mode(m);
     expect200(await call(r, 'GET', '/mode'), { mode: md }, 'mode');
     expect200(await call(r, 'GET', '/ping'), { connectionstatus: md === 'idle' ? 'idle' : md === 'pull' ? 'pulling' : 'fetchingremote' }, 'ping');
@@ -172,9 +183,10 @@ const pullInitCmd = (entity: Entity | undefined) =>
     if (m.status === 'initialized' && c?.kind === 'pull' && (!entity || c.entities.includes(entity))) {
       c.touchedAt = Math.max(c.touchedAt, m.now);
       expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'pull/initialize again');
-    } else if (m.status === 'waiting' && head?.kind === 'pull' && (!entity || entity === head.entities[0])) {
+    } else if (startable(m) === 'waiting' && head?.kind === 'pull' && (!entity || entity === head.entities[0])) {
       expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, 'pull/initialize');
       m.queue.shift();
+      m.finishedUnread = false;
       m.cur = { kind: 'pull', entities: head.entities, index: 0, pos: 0, phase: 'ready', headDelivered: false, leaseUntil: 0, last: null, entityFinished: false, touchedAt: m.now };
       m.status = 'initialized';
     } else expect409(res, 'pull/initialize');
@@ -186,9 +198,10 @@ const pushInitCmd = (kind: 'push' | 'pingsample') =>
     if (m.status === 'initialized' && m.cur?.kind === kind) {
       m.cur.touchedAt = Math.max(m.cur.touchedAt, m.now);
       expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, `${kind}/initialize again`);
-    } else if (m.status === 'waiting' && head && head.kind === kind) {
+    } else if (startable(m) === 'waiting' && head && head.kind === kind) {
       expect200(res, { upstreamstatus: 'initialized', connectionstatus: 'initialized' }, `${kind}/initialize`);
       m.queue.shift();
+      m.finishedUnread = false;
       m.cur = { kind, phase: 'products', full: head.kind === 'push' && head.full, pages: { products: 0, orders: 0 }, received: { products: new Set(), orders: new Set() }, touchedAt: m.now };
       m.status = 'initialized';
     } else expect409(res, `${kind}/initialize`);
@@ -285,7 +298,7 @@ const pullFinishCmd = () =>
     if (m.status === 'initialized' && c?.kind === 'pull') c.touchedAt = Math.max(c.touchedAt, m.now);
     if (m.status === 'initialized' && c?.kind === 'pull' && c.entityFinished) {
       expect200(res, { ok: true }, 'pull/finish');
-      end(m);
+      end(m, 'finished');
     } else expect409(res, 'pull/finish');
   });
 const pageCmd = (k: 'push' | 'pingsample', e: Entity, stamp: number | string) =>
@@ -323,7 +336,7 @@ const pushFinishCmd = (k: 'push' | 'pingsample') =>
     const p = pushFor(m, k);
     if (p && p.phase === 'done') {
       expect200(res, { ok: true }, 'general finish');
-      end(m);
+      end(m, 'finished');
     } else expect409(res, 'general finish');
   });
 const cancelCmd = () =>
@@ -333,7 +346,7 @@ const cancelCmd = () =>
       return;
     }
     await r.service.cancel('shop');
-    end(m);
+    end(m, 'cancelled');
   });
 const clockCmd = (ms: number) =>
   cmd(`clock +${ms}`, async (m, r) => {
@@ -404,7 +417,9 @@ async function drain(r: Real): Promise<Record<Entity, number>> {
   const acked = { products: 0, orders: 0 };
   for (let guard = 0; guard < 100; guard++) {
     const ping = (await call(r, 'GET', '/ping')).body.connectionstatus;
-    const status = (await call(r, 'GET', '/upstreamstatus')).body.upstreamstatus;
+    let status = (await call(r, 'GET', '/upstreamstatus')).body.upstreamstatus;
+    // `finished` is said once after a finish; the next read says what comes next.
+    if (status === 'finished') status = (await call(r, 'GET', '/upstreamstatus')).body.upstreamstatus;
     if (ping === 'idle') return acked;
     if (ping === 'pulling') {
       if (status === 'waiting') expect((await call(r, 'POST', '/pull/initialize', {})).status).toBe(200);
@@ -443,7 +458,7 @@ test('the service state machine follows its model across restarts; nothing is lo
       const clock = { now: 1_000_000 };
       const state = createMemoryStateStore();
       const real: Real = { service: makeService(state, clock), state, clock, restarts: 0 };
-      const model: Model = { status: 'waiting', queue: [], now: clock.now, cursors: { products: 0, orders: 0 }, accepted: { products: 0, orders: 0 }, firstDeliveries: { products: 0, orders: 0 } };
+      const model: Model = { status: 'waiting', finishedUnread: false, queue: [], now: clock.now, cursors: { products: 0, orders: 0 }, accepted: { products: 0, orders: 0 }, firstDeliveries: { products: 0, orders: 0 } };
       await fc.asyncModelRun(() => ({ model, real }), cmds);
       restarts += real.restarts;
       // Counters agree with the model: each accepted acknowledgement counted once, across restarts.

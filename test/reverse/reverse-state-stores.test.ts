@@ -36,7 +36,58 @@ async function pullSome(s: ReverseService, entity: 'products' | 'orders', n: num
   }
 }
 
+/** The identity test's own connection (the suite's store is shared by its tests). */
+const ERP_NAME = 'erp ü/2';
+
+/** A click2sync service on the store whose store (the service's items) outlives it too. */
+function erpServiceOn(state: ReverseStateStore, store: ReturnType<typeof createMemoryAdapter>): ReverseService {
+  return createReverseService({ adapter: store, connections: [{ key: KEY, name: ERP_NAME, dialect: 'click2sync' }], stateStore: state, keepMappings: 1, maxCallsPerSecond: 0 });
+}
+
+/** Runs a pull of every order; the ERP answers with its own ids (`erp-<orderid>`); returns what was handed out. */
+async function pullOrdersAsErp(s: ReverseService): Promise<Array<Record<string, any>>> {
+  await s.enqueue(ERP_NAME, { kind: 'pull', entity: 'orders' });
+  if ((await call(s, 'GET', '/upstreamstatus')).body.upstreamstatus === 'finished') await call(s, 'GET', '/upstreamstatus');
+  expect((await call(s, 'POST', '/pull/initialize', {})).status).toBe(200);
+  const out: Array<Record<string, any>> = [];
+  while ((await call(s, 'GET', '/pull/orders/hasmore')).body.hasmore === 'ready') {
+    const order = (await call(s, 'GET', '/pull/orders/next')).body.order as Record<string, any>;
+    out.push(order);
+    expect((await call(s, 'POST', `/pull/orders/${order.orderid}/succeded`, { order: { ...order, _id: `erp-${order.orderid}` } })).body).toMatchObject({ ok: true });
+    await call(s, 'GET', '/pull/orders/readyfornext');
+  }
+  await call(s, 'POST', '/pull/orders/finish', {});
+  expect((await call(s, 'POST', '/pull/finish', {})).body).toEqual({ ok: true });
+  return out;
+}
+
 function stateStoreSuite(make: () => Promise<ReverseStateStore>, failingBatch?: (key: string) => { key: string; value: string | null }): void {
+  test('the identity map lives in the store: a restarted service hands orders out under the ERP ids, a push under them lands on the same orders, buyer ids come back', async () => {
+    const items = createMemoryAdapter(structuredClone(CATALOG));
+    const first = erpServiceOn(await make(), items);
+    const pulled = await pullOrdersAsErp(first);
+    expect(pulled.every((o) => Number.isSafeInteger(o.buyer.id))).toBe(true);
+    await first.close();
+    const second = erpServiceOn(await make(), items);
+    const again = await pullOrdersAsErp(second);
+    expect(again.map((o) => o._id).sort()).toEqual(CATALOG.orders.map((o) => `erp-${o.orderid}`).sort());
+    expect(again.map((o) => o.buyer.id)).toEqual(pulled.map((o) => o.buyer.id));
+    expect((await second.status(ERP_NAME)).idMap).toHaveLength(1); // the view shows the latest; the map kept all
+    await second.close();
+    const third = erpServiceOn(await make(), items);
+    await third.enqueue(ERP_NAME, { kind: 'push' });
+    if ((await call(third, 'GET', '/upstreamstatus')).body.upstreamstatus === 'finished') await call(third, 'GET', '/upstreamstatus');
+    await call(third, 'POST', '/push/initialize', {});
+    await call(third, 'POST', '/push/products', { products: [] });
+    await call(third, 'POST', '/push/products/finish', {});
+    expect((await call(third, 'POST', '/push/orders', { orders: again.map((o) => ({ ...o, status: 'closed' })) })).body).toEqual({ received: CATALOG.orders.length });
+    const stored = (await items.orders.list({ sortorder: 'asc', limit: 100, signal: AbortSignal.timeout(1000) })).map((x) => JSON.parse(x.json));
+    expect(stored.map((o) => o._id).sort()).toEqual(CATALOG.orders.map((o) => o._id).sort());
+    expect(stored.every((o) => o.status === 'closed')).toBe(true);
+    expect(stored.map((o) => o.buyer?.id).sort()).toEqual(CATALOG.orders.map((o) => o.buyer?.id).sort());
+    await third.close();
+  });
+
   test('reads back what it wrote; a batch applies in order', async () => {
     const store = await make();
     expect((await store.read(['a', 'b'])).size).toBe(0);

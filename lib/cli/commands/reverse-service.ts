@@ -18,6 +18,7 @@ import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
 import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { seedDemo } from '../../demo/seed-demo';
+import { createMetrics, metricsHandler, type Metrics } from '../../metrics';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';
@@ -49,9 +50,21 @@ export const command = defineCommand({
     demo: { type: 'int', min: 0, max: 10_000_000, default: 0, help: 'seed N demo products and about N/4 orders and, on a fresh connection, queue a pull of products, a pull of orders, then a normal push' },
     'lease-ms': { type: 'int', min: 1, max: 86_400_000, default: 60_000, metavar: 'MS', help: 'how long an item handed out stays reserved' },
     'expire-ms': { type: 'int', min: 1, max: 2_592_000_000, default: 900_000, metavar: 'MS', help: 'a transaction with no daemon call for this long ends as expired' },
+    'max-deliveries': { type: 'int', min: 1, max: 1000, default: 5, metavar: 'K', help: 'an item handed out K times without an acknowledgement is recorded as failed (code 1004) and the pull moves on' },
+    'max-calls-per-second': { type: 'int', min: 0, max: 1_000_000, default: 20, metavar: 'R', help: "answers to a connection calling faster than R calls a second are delayed (not refused): a daemon's crash loop costs at most about R calls a second; 0: no limit" },
+    'keep-alive-ms': {
+      type: 'int',
+      min: 1,
+      max: 600_000,
+      default: 5000,
+      metavar: 'MS',
+      help: 'how long an idle HTTP connection is kept open (deployed daemons open one per call and never close it; behind a proxy, set it above the proxy\'s upstream idle time-out)',
+    },
+    'max-push-page-items': { type: 'int', min: 1, max: 1_000_000, default: 1000, metavar: 'N', help: 'a push page of more items is refused whole (413); deployed daemons send 50' },
+    'metrics-port': { type: 'int', min: 0, max: 65535, metavar: 'P', help: 'serve Prometheus metrics at http://HOST:P/metrics (a separate listener; 0 picks a free port); prints "metrics on URL" (docs/observability.md)' },
     host: { type: 'string', default: '127.0.0.1', metavar: 'H', help: 'address to listen on' },
   },
-  epilogue: SERVER_LIMITS_HELP,
+  epilogue: `${SERVER_LIMITS_HELP} Here idle connections are kept --keep-alive-ms instead.`,
 });
 
 export const HELP = command.help();
@@ -81,8 +94,31 @@ async function queueDemo(service: ReverseService, name: string): Promise<void> {
   await service.enqueue(name, { kind: 'push' });
 }
 
-async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseStateStore, io: CliIO): Promise<{ server: Server; service: ReverseService }> {
+interface Running {
+  readonly server: Server;
+  readonly service: ReverseService;
+  readonly metricsServer?: Server;
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+/** `GET /metrics` on its own listener (the operator's scraper, not the daemons, reaches it). */
+function metricsServer(metrics: Metrics): Server {
+  const handler = metricsHandler(metrics);
+  return limitedServer((req, res) => {
+    if ((req.url ?? '').split('?')[0] === '/metrics') return handler(req, res);
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'only GET /metrics is served here' }));
+  }, { ...SERVER_TIMEOUTS });
+}
+
+async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseStateStore, io: CliIO): Promise<Running> {
   if (parsed.demo > 0) await seedDemo(adapter, parsed.demo);
+  const metrics = parsed.metricsPort !== undefined ? createMetrics() : undefined;
   const handler = createReverseNodeHandler({
     adapter,
     connections: [{ key: parsed.connection, name: parsed.name }],
@@ -90,18 +126,31 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
     stateStore,
     leaseMs: parsed.leaseMs,
     transactionIdleMs: parsed.expireMs,
+    maxDeliveries: parsed.maxDeliveries,
+    maxCallsPerSecond: parsed.maxCallsPerSecond,
+    maxPushPageItems: parsed.maxPushPageItems,
+    ...(metrics ? { metrics } : {}),
     answerRoot: true,
     onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${(err as Error)?.message ?? String(err)}`),
   });
   if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
-  const server = await new Promise<Server>((resolve, reject) => {
-    // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled
-    // headers held ~90 s, a stalled body ~330 s, timeouts answered as bare text).
-    const s = limitedServer(handler, { ...SERVER_TIMEOUTS });
-    s.once('error', reject);
-    s.listen(parsed.port, parsed.host, () => resolve(s));
+  // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled
+  // headers held ~90 s, a stalled body ~330 s, timeouts answered as bare text).
+  const server = await listen(limitedServer(handler, { ...SERVER_TIMEOUTS, keepAliveTimeout: parsed.keepAliveMs }), parsed.port, parsed.host);
+  if (!metrics) return { server, service: handler.service };
+  try {
+    return { server, service: handler.service, metricsServer: await listen(metricsServer(metrics), parsed.metricsPort!, parsed.host) };
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
   });
-  return { server, service: handler.service };
 }
 
 export function run(args: string[], io: CliIO): Promise<number> {
@@ -117,7 +166,7 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
   const stop = io.shutdownSignal();
   const adapter = await openAdapter(parsed.adapter);
   let stateStore: ReverseStateStore | undefined;
-  let running: { server: Server; service: ReverseService };
+  let running: Running;
   try {
     stateStore = await openStateStore(parsed.state, adapter);
     running = await start(parsed, adapter, stateStore, io);
@@ -130,12 +179,10 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
   const { port } = running.server.address() as AddressInfo;
   const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
   io.out(`listening on http://${host}:${port}`);
+  if (running.metricsServer) io.out(`metrics on http://${host}:${(running.metricsServer.address() as AddressInfo).port}/metrics`);
   const signal = await stop;
   io.err(`storebridge reverse-service: ${signal}, shutting down`);
-  await new Promise<void>((resolve) => {
-    running.server.close(() => resolve());
-    running.server.closeIdleConnections();
-  });
+  await Promise.all([closeServer(running.server), running.metricsServer && closeServer(running.metricsServer)]);
   await running.service.close();
   await stateStore.close?.();
   await adapter.close?.();

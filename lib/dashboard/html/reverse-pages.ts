@@ -20,7 +20,9 @@ export interface ReverseSection {
 const reverseHref = (ctx: PageContext, index: number, name: string) => `${ctx.base}/reverse/${index}/${encodeURIComponent(name)}`;
 
 function countsCell(c: ReverseEntityCounts): SafeHtml {
-  return html`<span class="counts" title="delivered / succeeded / failed / received">${formatCount(c.delivered ?? 0)} / ${formatCount(c.succeeded ?? 0)} / <span class="${c.failed ? 'error' : ''}">${formatCount(c.failed ?? 0)}</span> / ${formatCount(c.received ?? 0)}</span>`;
+  // Items the service gave up on (a daemon that crashes on them) are among the failed; said apart.
+  const givenUp = c.unacknowledged ? html`<br><small class="error" title="handed out too often without an acknowledgement">${formatCount(c.unacknowledged)} never acknowledged</small>` : html``;
+  return html`<span class="counts" title="delivered / succeeded / failed / received">${formatCount(c.delivered ?? 0)} / ${formatCount(c.succeeded ?? 0)} / <span class="${c.failed ? 'error' : ''}">${formatCount(c.failed ?? 0)}</span> / ${formatCount(c.received ?? 0)}</span>${givenUp}`;
 }
 
 function currentText(c: ReverseConnectionView): string {

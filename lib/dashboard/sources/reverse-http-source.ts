@@ -26,7 +26,7 @@ const MAX_LISTED = 200;
 function counts(v: unknown): ReverseConnectionView['products'] {
   if (!isObject(v)) return {};
   const out: Record<string, number> = {};
-  for (const k of ['delivered', 'redelivered', 'succeeded', 'failed', 'skipped', 'received', 'sampled']) {
+  for (const k of ['delivered', 'redelivered', 'succeeded', 'failed', 'skipped', 'received', 'refused', 'sampled', 'unacknowledged']) {
     const n = num(v[k]);
     if (n !== undefined) out[k] = n;
   }
@@ -79,7 +79,7 @@ export function readReverseView(item: unknown): ReverseConnectionView | undefine
         id: str(f.id),
         source: str(f.source),
         error: str(f.error) ?? '',
-        reasons: list(f.reasons).map((r) => ({ message: str(r.message) ?? str(r.msg), code: str(r.code) })),
+        reasons: list(f.reasons).map((r) => ({ message: str(r.message) ?? str(r.msg), code: str(r.code) ?? num(r.code)?.toString() })),
         at: num(f.at),
       })),
     transactions: list(v.transactions)

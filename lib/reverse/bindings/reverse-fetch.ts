@@ -14,7 +14,7 @@
  */
 import { fetchBodyStream } from '../../http/request-body';
 import type { ReverseService } from '../service/reverse-service';
-import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseBindingInput } from './reverse-http';
+import { createReverseHttp, encodeAnswer, NOT_FOUND, type ReverseBindingInput } from './reverse-http';
 
 export type ReverseFetchOptions = ReverseBindingInput & {
   /** The client's address of a request (for the operator routes' loopback check). */
@@ -33,7 +33,7 @@ export function createReverseFetchHandler(options: ReverseFetchOptions): Reverse
       url: url.pathname + url.search,
       remoteAddress: options.remoteAddress?.(request),
       // The same limits, decoding and depth check as the other bindings.
-      readBody: () => readCallBody(fetchBodyStream(request), http.maxBodyBytes),
+      readBody: () => http.readBody(fetchBodyStream(request)),
     })) ?? NOT_FOUND;
     const { body, headers } = encodeAnswer(answer);
     return new Response(request.method === 'HEAD' ? null : body, { status: answer.status, headers });

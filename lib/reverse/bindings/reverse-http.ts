@@ -53,13 +53,17 @@ export interface ReverseHttpRequest {
 export interface ReverseHttpAnswer {
   readonly status: number;
   readonly body: Record<string, unknown>;
-  /** The body was not (fully) read: close the connection after answering. */
+  /** Close the connection after answering: the body was not (fully) read, or the caller is being paced (see `ReverseResponse.close`). */
   readonly close?: boolean;
+  /** A 429's `Retry-After` (seconds). */
+  readonly retryAfterSeconds?: number;
 }
 
 export interface ReverseHttp {
   readonly service: ReverseService;
   readonly maxBodyBytes: number;
+  /** Reads a call's body (see `readCallBody`). */
+  readBody(stream: IncomingMessage): Promise<unknown>;
   /** The answer, or `undefined` when the request is not the service's. Never rejects. */
   answer(request: ReverseHttpRequest): Promise<ReverseHttpAnswer | undefined>;
 }
@@ -70,11 +74,19 @@ export const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not f
 const ROOT_BODY = { service: 'storebridge reverse-service', ok: true as const } satisfies ReturnType<typeof ReachabilitySchema.parse>;
 
 /**
- * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,
- * empty allowed); on a refusal the rest is dropped (bounded) before the answer, so it arrives.
+ * Most values a call's body may hold (413 beyond, counted before parsing). A legitimate page holds
+ * far fewer: 500 items of this kit's daemon with their variations are about 100,000; deployed
+ * daemons send 50 items.
  */
-export function readCallBody(stream: IncomingMessage, maxBodyBytes: number): Promise<unknown> {
-  return readJsonBodyOrDrain(stream, { maxBytes: maxBodyBytes, latin1Fallback: true, allowEmpty: true });
+export const MAX_BODY_VALUES = 1_000_000;
+
+/**
+ * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,
+ * no array longer than a push page may be, at most `MAX_BODY_VALUES` values, empty allowed); on a
+ * refusal the rest is dropped (bounded) before the answer, so it arrives.
+ */
+function readCallBody(stream: IncomingMessage, maxBodyBytes: number, maxArrayItems: number): Promise<unknown> {
+  return readJsonBodyOrDrain(stream, { maxBytes: maxBodyBytes, latin1Fallback: true, allowEmpty: true, maxArrayItems, maxValues: MAX_BODY_VALUES });
 }
 
 function bodyFailure(err: unknown): ReverseHttpAnswer {
@@ -137,6 +149,7 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
   return {
     service,
     maxBodyBytes,
+    readBody: (stream) => readCallBody(stream, maxBodyBytes, service.maxPushPageItems),
     async answer(request) {
       const path = request.url.split('?')[0];
       const method = request.method.toUpperCase();
@@ -163,5 +176,6 @@ export function encodeAnswer(answer: ReverseHttpAnswer): { body: Buffer; headers
     'content-length': String(body.length),
   };
   if (answer.close) headers.connection = 'close';
+  if (answer.retryAfterSeconds !== undefined) headers['retry-after'] = String(answer.retryAfterSeconds);
   return { body, headers };
 }

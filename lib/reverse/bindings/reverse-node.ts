@@ -14,7 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReverseService } from '../service/reverse-service';
-import { createReverseHttp, encodeAnswer, NOT_FOUND, readCallBody, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
+import { createReverseHttp, encodeAnswer, NOT_FOUND, type ReverseBindingInput, type ReverseHttp, type ReverseHttpAnswer, type ReverseHttpRequest } from './reverse-http';
 
 export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
 
@@ -26,7 +26,7 @@ export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.u
     remoteAddress: req.socket?.remoteAddress,
     // The rest of a refused body is read and dropped (bounded) before the answer goes out:
     // answering while the daemon is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
-    readBody: () => readCallBody(req, http.maxBodyBytes),
+    readBody: () => http.readBody(req),
   };
 }
 

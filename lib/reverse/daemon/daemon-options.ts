@@ -6,7 +6,7 @@ import type { StoreAdapter } from '../../adapter';
 import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
 import { INTERFACE_LIMITS } from '../../contract/limits';
-import type { Mode } from '../../contract/messages';
+import { REVERSE_FAILURE_CODES, type Mode } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
 import { z } from 'zod';
@@ -15,14 +15,11 @@ import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../../http/retry';
 
-/** Reason codes of the storage failure reports the daemon sends (`reasons[].code`). */
+/** Reason codes of the storage failure reports the daemon sends (`reasons[].code`; all codes: `REVERSE_FAILURE_CODES`). */
 export const FAILURE_CODES = {
-  /** The adapter's `checkProduct` / `checkOrder` refused the item; one reason per message. */
-  REFUSED_BY_STORE: 1001,
-  /** The adapter threw while reading or writing the item. */
-  STORE_FAILED: 1002,
-  /** The item cannot be read into the store's (webhook) form. */
-  NOT_CONVERTIBLE: 1003,
+  REFUSED_BY_STORE: REVERSE_FAILURE_CODES.REFUSED_BY_STORE,
+  STORE_FAILED: REVERSE_FAILURE_CODES.STORE_FAILED,
+  NOT_CONVERTIBLE: REVERSE_FAILURE_CODES.NOT_CONVERTIBLE,
 } as const;
 
 export type TransactionKind = 'pull' | 'push' | 'pingsample';

@@ -12,11 +12,12 @@ import type { GuardedAdapter } from '../../adapter-guard';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem, type Dialect } from '../../contract/dialects';
 import { entityOf } from '../../contract/entities';
-import type { ConnectionStatus } from '../../contract/messages';
+import { REVERSE_FAILURE_CODES, type ConnectionStatus } from '../../contract/messages';
 import { parseWire } from '../../contract/parse';
 import { InitializeBodySchema, type ReverseCallName, type ReverseRoute } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
-import { aliasesOf, readFailureReport, readPushPage, readStoredId, withRawSafeOrderKey } from './reverse-items';
+import { handOutOf, pushedAsService, type IdentityContext } from './reverse-identity';
+import { aliasesOf, readFailureReport, readPushPage, readStoredId, type PageBounds } from './reverse-items';
 import type { MachineResult, PushKind, ReverseConnectionMachine } from './reverse-machine';
 import type { LoadedConnection, SampleRecord } from './reverse-persistence';
 
@@ -24,13 +25,21 @@ import type { LoadedConnection, SampleRecord } from './reverse-persistence';
 export interface ReverseResponse {
   readonly status: number;
   readonly body: Record<string, unknown>;
+  /** A 429's `Retry-After` (seconds). */
+  readonly retryAfterSeconds?: number;
+  /**
+   * Close the HTTP connection after this answer: the connection calls faster than its pace allows
+   * over time. A deployed daemon in a loop opens a new client per call and never closes it; told to
+   * close, its client does, so a loop holds one connection at a time instead of piling idle ones up.
+   */
+  readonly close?: boolean;
 }
 
-/** What a handler gets. */
-export interface CallContext {
+/** What a handler gets (the identity rules' context too: the id map, the store, the dialect). */
+export interface CallContext extends IdentityContext {
   readonly route: ReverseRoute;
   readonly machine: ReverseConnectionMachine;
-  readonly connection: LoadedConnection;
+  readonly loaded: LoadedConnection;
   readonly dialect: Dialect;
   readonly adapter: GuardedAdapter;
   /** The ids the path's `{id}` may mean: the raw segment, and its percent-decoding when that differs. */
@@ -40,6 +49,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /** Items of each entity kept from a sample push. */
   readonly sampleKeep: number;
+  /** How much of a push page is read. */
+  readonly pageBounds: PageBounds;
   /** Sets the connection's last sample (written with the call's other changes). */
   keepSample(sample: SampleRecord): void;
 }
@@ -101,7 +112,10 @@ function pushInitialize(ctx: CallContext): ReverseResponse {
   return answer(ctx.machine.initializePush(pushKindOf(ctx.route), ctx.now), statusBody);
 }
 
-/** Hands out the head item in the dialect's encoding; items gone from the store or not encodable are skipped. */
+/**
+ * Hands out the head item in the dialect's encoding, under the id the daemon's store gave it when
+ * the map knows one (`handOutOf`); items gone from the store or not encodable are skipped.
+ */
 async function next(ctx: CallContext): Promise<ReverseResponse> {
   const entity = entityOfRoute(ctx);
   const d = entityOf(entity);
@@ -110,25 +124,29 @@ async function next(ctx: CallContext): Promise<ReverseResponse> {
     if (!r.ok) return answer(r, () => ({}));
     const doc = await ctx.adapter.entity(entity).get(r.value.id, { signal: ctx.signal });
     if (!doc) {
-      ctx.machine.skip(entity, r.value.id, "the item is no longer in the service's store", ctx.now);
+      ctx.machine.skip(entity, r.value.id, { message: "the item is no longer in the service's store", code: REVERSE_FAILURE_CODES.GONE_FROM_STORE }, ctx.now);
       continue;
     }
     try {
-      const item = withRawSafeOrderKey(ctx.dialect, entity, encodeReverseItem(ctx.dialect, entity, doc as never) as Record<string, unknown>);
-      ctx.machine.handedOut(r.value.id, aliasesOf(entity, item));
+      const handOut = await handOutOf(ctx, entity, doc);
+      const item = encodeReverseItem(ctx.dialect, entity, doc, handOut);
+      ctx.machine.handedOut(r.value.id, aliasesOf(entity, item), handOut.storeId);
       return { status: 200, body: { [d.noun]: item } };
     } catch (err) {
       if (!(err instanceof ConversionError)) throw err;
-      ctx.machine.skip(entity, r.value.id, `the item cannot be written in reverse form: ${err.message}`, ctx.now);
+      ctx.machine.skip(entity, r.value.id, { message: `the item cannot be written in reverse form: ${err.message}`, code: REVERSE_FAILURE_CODES.NOT_WRITABLE }, ctx.now);
     }
   }
 }
 
-function succeded(ctx: CallContext): ReverseResponse {
+/** A `succeded` whose body names a new store id links it in the id map (with the call's other changes). */
+async function succeded(ctx: CallContext): Promise<ReverseResponse> {
   const entity = entityOfRoute(ctx);
   const stored = readStoredId(entity, ctx.body);
   if (!stored.ok) return badRequest(stored.error);
-  return answer(ctx.machine.acknowledge(entity, ctx.pathIds, 'succeded', { storeId: stored.value }, ctx.now), acknowledged);
+  const r = ctx.machine.acknowledge(entity, ctx.pathIds, 'succeded', { storeId: stored.value }, ctx.now);
+  if (r.ok && r.value.mapping) ctx.persist(await ctx.identity.link(entity, r.value.mapping.pulledId, r.value.mapping.storeId));
+  return answer(r, acknowledged);
 }
 
 function failed(ctx: CallContext): ReverseResponse {
@@ -147,30 +165,33 @@ async function pullEntityFinish(ctx: CallContext): Promise<ReverseResponse> {
 }
 
 /**
- * A page: read item by item; the readable items are stored (a normal push, `last_updated` kept as
- * sent) or kept for inspection (a sample, never stored); the unreadable ones are refused, recorded
- * and listed in the reply.
+ * A page: read item by item (a page longer than `maxPushPageItems` is refused whole, 413); the
+ * readable items are stored (a normal push, `last_updated` kept as sent, each under the service's
+ * id the map gives it: `pushedAsService`) or kept for inspection (a sample, never stored); the
+ * unreadable ones are refused and counted, the first `maxRefusedListed` recorded and listed in the reply.
  */
 async function page(ctx: CallContext): Promise<ReverseResponse> {
   const entity = entityOfRoute(ctx);
   const kind = pushKindOf(ctx.route);
-  const read = readPushPage(entity, ctx.body);
-  if (!read.ok) return badRequest(read.error);
+  const read = readPushPage(entity, ctx.body, ctx.pageBounds);
+  if (!read.ok) return 'tooLarge' in read ? { status: 413, body: { error: read.error } } : badRequest(read.error);
   const allowed = ctx.machine.pageAllowed(kind, entity, ctx.now);
   if (!allowed.ok) return answer(allowed, () => ({}));
-  const { items, refused, lastUpdated } = read.value;
+  const { refused, refusedCount, lastUpdated } = read.value;
+  let items = read.value.items;
   if (kind === 'push' && items.length > 0) {
+    items = await pushedAsService(ctx, entity, items);
     await ctx.adapter.entity(entity).upsertMany(items as never[], { lastUpdated: 'keep', now: ctx.now, signal: ctx.signal });
   }
   if (kind === 'pingsample') keepSample(ctx, entity, items);
-  for (const r of refused) ctx.machine.refusePushItem(entity, r.id, r.error, ctx.now);
+  ctx.machine.refusePushItems(entity, refused, refusedCount, ctx.now);
   const recorded = ctx.machine.recordPage(kind, entity, items.map((x) => x._id), lastUpdated, ctx.now);
-  return answer(recorded, (v) => (refused.length > 0 ? { received: v.received, refused } : { received: v.received }));
+  return answer(recorded, (v) => (refusedCount > 0 ? { received: v.received, refused, refusedCount } : { received: v.received }));
 }
 
 function keepSample(ctx: CallContext, entity: Entity, items: readonly object[]): void {
   const transaction = ctx.machine.currentView(ctx.now)!.transaction;
-  const previous = ctx.connection.sample;
+  const previous = ctx.loaded.sample;
   const sample: SampleRecord = previous && previous.transaction === transaction ? { ...previous, products: [...previous.products], orders: [...previous.orders] } : { transaction, at: ctx.now, products: [], orders: [] };
   const kept = sample[entity];
   kept.push(...items.slice(0, Math.max(0, ctx.sampleKeep - kept.length)));
@@ -189,7 +210,7 @@ export const ROUTE_HANDLERS: { readonly [N in ReverseCallName]: RouteHandler } =
   ping: (ctx) => ({ status: 200, body: { connectionstatus: ctx.machine.ping() } }),
   strategy: (ctx) => ({ status: 200, body: { strategy: ctx.machine.strategy() } }),
   mode: (ctx) => ({ status: 200, body: { mode: ctx.machine.mode() } }),
-  upstreamstatus: (ctx) => ({ status: 200, body: statusBody(ctx.machine.status) }),
+  upstreamstatus: (ctx) => ({ status: 200, body: statusBody(ctx.machine.readUpstreamStatus()) }),
   entity: (ctx) => answer(ctx.machine.entity(), (entity) => ({ entity })),
   cursoroffset: (ctx) => ({ status: 200, body: { cursoroffset: ctx.machine.cursorOffset() } }),
   pullInitialize,

@@ -5,8 +5,6 @@
  * and reported while the rest of its page is stored; acknowledgement bodies as information, never a
  * reason to refuse the acknowledgement itself (a deployed daemon ignores the status and would loop).
  */
-import { createHash } from 'node:crypto';
-import type { Dialect } from '../../contract/dialects';
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
@@ -28,7 +26,10 @@ export interface RefusedItem {
 
 export interface PushPage<E extends Entity> {
   readonly items: ItemOf<E>[];
+  /** The first refused items (at most `maxRefusedListed`). */
   readonly refused: RefusedItem[];
+  /** Every item refused. */
+  readonly refusedCount: number;
   /** The `last_updated` of the last item read, exactly as sent (a number or a string), if it had one. */
   readonly lastUpdated?: number | string;
 }
@@ -47,28 +48,39 @@ function nameOf(entity: Entity, raw: unknown): string | undefined {
   return idText(raw._id) ?? idText(raw[entityOf(entity).naturalKey]);
 }
 
+/** How much of a push page the service reads (docs/reverse-connection.md "Bounds"). */
+export interface PageBounds {
+  /** More items than this: the page is refused whole (deployed daemons send at most 50). */
+  readonly maxItems: number;
+  /** Refused items listed in the reply and recorded one by one (the rest are only counted). */
+  readonly maxRefusedListed: number;
+}
+
 /**
- * Reads `{products: […]}` / `{orders: […]}`. The envelope must be right (400 otherwise); each item is
- * read on its own: the readable ones are returned, the others listed in `refused`.
+ * Reads `{products: […]}` / `{orders: […]}`. The envelope must be right and the page no longer than
+ * `bounds.maxItems` (`tooLarge` otherwise: the page is refused whole before any item is read); each
+ * item is read on its own: the readable ones are returned, the first `maxRefusedListed` others
+ * listed in `refused`, all of them counted in `refusedCount`.
  */
-export function readPushPage<E extends Entity>(entity: E, body: unknown): BodyRead<PushPage<E>> {
+export function readPushPage<E extends Entity>(entity: E, body: unknown, bounds: PageBounds): BodyRead<PushPage<E>> | { readonly ok: false; readonly tooLarge: true; readonly error: string } {
   const list = isObject(body) ? body[entity] : undefined;
   if (!Array.isArray(list)) return { ok: false, error: `body: expected {${entity}: [ … ]}` };
+  if (list.length > bounds.maxItems) return { ok: false, tooLarge: true, error: `a push page holds at most ${bounds.maxItems} ${entity}; this one has ${list.length} (send pages of 50, as the deployed daemons do)` };
   const items: ItemOf<E>[] = [];
   const refused: RefusedItem[] = [];
+  let refusedCount = 0;
   let lastUpdated: number | string | undefined;
   list.forEach((raw: unknown, index) => {
-    const name = nameOf(entity, raw) ?? `#${index}`;
     const sent = isObject(raw) ? raw.last_updated : undefined;
     const read = readItem(entity, raw, `${entity}.${index}`);
     if (!read.ok) {
-      refused.push({ index, id: name, error: read.error });
+      if (++refusedCount <= bounds.maxRefusedListed) refused.push({ index, id: nameOf(entity, raw) ?? `#${index}`, error: read.error });
       return;
     }
     items.push(read.item);
     if (typeof sent === 'number' || typeof sent === 'string') lastUpdated = sent;
   });
-  return { ok: true, value: { items, refused, ...(lastUpdated !== undefined ? { lastUpdated } : {}) } };
+  return { ok: true, value: { items, refused, refusedCount, ...(lastUpdated !== undefined ? { lastUpdated } : {}) } };
 }
 
 /**
@@ -103,49 +115,11 @@ export function readFailureReport(body: unknown): BodyRead<StorageFailureReport>
   };
 }
 
-/** The other ids a daemon may acknowledge an item by: a product's `sku`, an order's `orderid`. */
+/**
+ * The ids a daemon may acknowledge an item handed out as `item` by: the `_id` it went out under (the
+ * store's own, once the id map knows it), a product's `sku`, an order's `orderid`.
+ */
 export function aliasesOf(entity: Entity, item: object): string[] {
-  const alias = idText((item as Record<string, unknown>)[entityOf(entity).naturalKey]);
-  return alias ? [alias] : [];
-}
-
-/**
- * Characters a deployed daemon can put raw in a URL path segment without changing its meaning: it
- * concatenates ids into paths unencoded (`#` would start a fragment, `/` a new segment, `%` an escape).
- */
-const RAW_URL_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
-
-/** Whether an id survives being put raw in a URL path. */
-export function isRawUrlSafe(id: string): boolean {
-  return RAW_URL_SAFE.test(id);
-}
-
-/**
- * Under `click2sync`, an order is acknowledged by its `orderid`, put raw in the path. When the
- * store's `orderid` is not safe there (`#100000`), the service hands the order out the way the
- * deployed service does: `orderid` is the service's own key (the `_id`, or `o-` + a hash of it when
- * that is not safe either) and the store's order number travels in `otherids`. The daemon's
- * acknowledgement then names that key.
- */
-export function withRawSafeOrderKey(dialect: Dialect, entity: Entity, item: Record<string, unknown>): Record<string, unknown> {
-  if (dialect.ackId.orders !== 'orderid' || entity !== 'orders') return item;
-  const out = withoutTextBuyerId(item);
-  const orderid = out.orderid;
-  if (typeof orderid !== 'string' || isRawUrlSafe(orderid)) return out;
-  const id = String(out._id);
-  const key = isRawUrlSafe(id) ? id : `o-${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 24)}`;
-  const otherids = Array.isArray(out.otherids) ? out.otherids : [];
-  return { ...out, orderid: key, otherids: [...otherids, { id: orderid, connectiontype: 'storebridge' }] };
-}
-
-/**
- * A deployed daemon casts `(Long) buyer.id` and nothing catches the ClassCastException a string
- * causes (it would take the same order again and again). The dialect writes a numeric buyer id as
- * a number; one that is not a number (`buyer-00042`) is left out of the order handed out.
- */
-function withoutTextBuyerId(item: Record<string, unknown>): Record<string, unknown> {
-  const buyer = item.buyer;
-  if (!isObject(buyer) || buyer.id === undefined || typeof buyer.id === 'number') return item;
-  const { id: _text, ...rest } = buyer;
-  return { ...item, buyer: rest };
+  const r = item as Record<string, unknown>;
+  return [idText(r._id), idText(r[entityOf(entity).naturalKey])].filter((x): x is string => x !== undefined);
 }

@@ -51,12 +51,17 @@ export interface EntityCounts {
   sampled: number;
   /** `succeded` acknowledgements that carried a new store id (recorded in the id map). */
   mapped: number;
+  /**
+   * Items the service gave up on after `maxDeliveries` deliveries without an acknowledgement (a
+   * daemon that crashes on them); also counted in `failed`.
+   */
+  unacknowledged: number;
 }
 
 export type FailureSource =
   /** A `failed` report of the daemon. */
   | 'daemon'
-  /** The service skipped an item of a pull (gone from its store, not writable in reverse form). */
+  /** The service skipped an item of a pull (gone from its store, not writable in reverse form) or gave up on it (never acknowledged). */
   | 'service'
   /** An item of a push page the service could not read; the rest of the page was stored. */
   | 'push';
@@ -123,6 +128,10 @@ export interface PullState {
   phase: PullPhase;
   /** Whether the head item has been handed out at least once. */
   headDelivered: boolean;
+  /** How often the head item has been handed out without an acknowledgement (the service gives up at `maxDeliveries`). */
+  deliveries?: number;
+  /** The id of the daemon's store the head item went out under (from the id map), when it has one. */
+  storeId?: string;
   leaseUntil: number;
   /** The head item's other ids a daemon may acknowledge it by (`sku` / `orderid`), set when handed out. */
   aliases: string[];
@@ -162,10 +171,16 @@ export interface MachineState {
   /** Sequence numbers of the failure records and id mappings written so far. */
   failureSeq: number;
   mappingSeq: number;
+  /**
+   * A transaction finished and `upstreamstatus` has not said `finished` yet: the status stays
+   * `finished` until it is read once (deployed daemons read it right after their finish and log
+   * anything else as "Unknown upstreamstatus"), even with the next transaction queued.
+   */
+  finishedUnread?: boolean;
 }
 
 export function emptyCounts(): EntityCounts {
-  return { delivered: 0, redelivered: 0, succeeded: 0, failed: 0, skipped: 0, received: 0, refused: 0, sampled: 0, mapped: 0 };
+  return { delivered: 0, redelivered: 0, succeeded: 0, failed: 0, skipped: 0, received: 0, refused: 0, sampled: 0, mapped: 0, unacknowledged: 0 };
 }
 
 export function initialState(): MachineState {

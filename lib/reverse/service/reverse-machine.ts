@@ -13,7 +13,7 @@
  * transaction is queued). Pull item cycle: `hasmore` (ready | done; it closes an acknowledgement left open) → `next` →
  * `succeded` / `failed` → `readyfornext` → `hasmore` … See docs/reverse-connection.md.
  */
-import type { ConnectionStatus, HasMore, Mode, PingStatus, PushStrategy, StorageFailureReport } from '../../contract/messages';
+import { REVERSE_FAILURE_CODES, type ConnectionStatus, type HasMore, type Mode, type PingStatus, type PushStrategy, type StorageFailureReport } from '../../contract/messages';
 import type { Entity } from '../../contract/webhook';
 import {
   initialState,
@@ -21,6 +21,7 @@ import {
   type IdMapping,
   type MachineState,
   type Outcome,
+  type PullPhase,
   type PullState,
   type PushKind,
   type PushState,
@@ -50,9 +51,16 @@ export interface MachineConfig {
   readonly transactionIdleMs: number;
   /** Transaction summaries kept. */
   readonly maxHistory: number;
+  /**
+   * An item handed out this many times without an acknowledgement is given up: recorded as failed
+   * by the service (`source: "service"`, code 1004) and the pull moves on. Deployed daemons retry at
+   * once, with no pause, after an exception they do not catch: without this, an item one of them
+   * cannot digest is handed out forever.
+   */
+  readonly maxDeliveries: number;
 }
 
-export const DEFAULT_MACHINE_CONFIG: MachineConfig = { leaseMs: 60_000, transactionIdleMs: 900_000, maxHistory: 50 };
+export const DEFAULT_MACHINE_CONFIG: MachineConfig = { leaseMs: 60_000, transactionIdleMs: 900_000, maxHistory: 50, maxDeliveries: 5 };
 
 /** What a restored machine needs beside its state: the records of the running transaction. */
 export interface MachineRecords {
@@ -157,6 +165,28 @@ export class ReverseConnectionMachine {
     return this.s.cursors;
   }
 
+  /**
+   * `GET upstreamstatus`: the status. After a finish it says `finished` at least once, also with the
+   * next transaction queued (deployed daemons read it once right after their finish); that read
+   * moves the connection on to `waiting` for the next one.
+   */
+  readUpstreamStatus(): ConnectionStatus {
+    const status = this.s.status;
+    if (this.s.finishedUnread) {
+      this.s.finishedUnread = false;
+      if (this.s.queue.length > 0 && status === 'finished') this.s.status = 'waiting';
+    }
+    return status;
+  }
+
+  /**
+   * The status an initialize is judged by: `finished` with a transaction queued is `waiting` (the
+   * daemon asking to start has seen the finish, or does not read it).
+   */
+  private startable(): ConnectionStatus {
+    return this.s.status === 'finished' && this.s.queue.length > 0 ? 'waiting' : this.s.status;
+  }
+
   /** What the service wants now: the running transaction's kind, else the queue head's, else idle. */
   mode(): Mode {
     return this.s.current?.kind ?? this.s.queue[0]?.kind ?? 'idle';
@@ -232,8 +262,8 @@ export class ReverseConnectionMachine {
   /** Adds a transaction; returns its position in the queue (0 = next). */
   enqueue(request: TransactionRequest): number {
     this.s.queue.push(copyRequest(request));
-    // The service moves `finished` back to `waiting` once it has the next transaction.
-    if (this.s.status === 'finished') this.s.status = 'waiting';
+    // The service moves `finished` back to `waiting` once it has the next transaction (and the finish was read).
+    if (this.s.status === 'finished' && !this.s.finishedUnread) this.s.status = 'waiting';
     return this.s.queue.length - 1;
   }
 
@@ -266,7 +296,7 @@ export class ReverseConnectionMachine {
     if (this.s.status === 'initialized' && c?.kind === 'pull' && (entity === undefined || c.entities.includes(entity))) {
       return ok({ entity: c.entities[c.index], repeat: true });
     }
-    if (this.s.status !== 'waiting') return conflict(`pull/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
+    if (this.startable() !== 'waiting') return conflict(`pull/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
     const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
     if (head.kind !== 'pull') return conflict(`the queued transaction is a ${head.kind}, not a pull (see GET ping)`);
@@ -305,6 +335,7 @@ export class ReverseConnectionMachine {
     this.s.current = pull;
     this.setPullItems(pull, ids);
     this.s.status = 'initialized';
+    this.s.finishedUnread = false;
     return ok(this.s.status);
   }
 
@@ -324,7 +355,7 @@ export class ReverseConnectionMachine {
       this.touch(c, now);
       return ok(this.s.status);
     }
-    if (this.s.status !== 'waiting') return conflict(`${kind}/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
+    if (this.startable() !== 'waiting') return conflict(`${kind}/initialize needs connectionstatus "waiting", it is "${this.s.status}"`);
     const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
     if (head.kind !== kind) return conflict(`the queued transaction is a ${head.kind}, not a ${kind} (see GET ping and GET strategy)`);
@@ -341,6 +372,7 @@ export class ReverseConnectionMachine {
     };
     this.received = { products: new Set(), orders: new Set() };
     this.s.status = 'initialized';
+    this.s.finishedUnread = false;
     return ok(this.s.status);
   }
 
@@ -382,6 +414,7 @@ export class ReverseConnectionMachine {
     if (this.finishedEarlier(c, entity) || c.entityFinished) return ok('done');
     this.expireLease(c, now);
     if (c.phase === 'acked') c.phase = 'ready';
+    this.giveUpIfUndeliverable(c, entity, now);
     return ok(c.phase === 'leased' || c.pos < c.total ? 'ready' : 'done');
   }
 
@@ -396,20 +429,60 @@ export class ReverseConnectionMachine {
     const c = r.value;
     if (this.finishedEarlier(c, entity) || c.entityFinished) return conflict(`pull/${entity}/next: the ${entity} of this pull are finished`);
     if (c.phase === 'acked') return conflict(`pull/${entity}/next: the previous item is acknowledged but readyfornext was not read yet`);
+    this.giveUpIfUndeliverable(c, entity, now);
     if (c.pos >= c.total) return conflict(`pull/${entity}/next: no item left (hasmore is "done")`);
     const redelivery = c.headDelivered;
     if (redelivery) this.s.counts[entity].redelivered++;
     else this.s.counts[entity].delivered++;
     c.headDelivered = true;
+    c.deliveries = (c.deliveries ?? 0) + 1;
     c.phase = 'leased';
     c.leaseUntil = now + this.config.leaseMs;
     return ok({ id: this.ids[c.pos], redelivery });
   }
 
-  /** Records the other ids (`sku` / `orderid`) of the item just handed out, by which a daemon may acknowledge it. */
-  handedOut(id: string, aliases: readonly string[]): void {
+  /**
+   * The head item, handed out `maxDeliveries` times and never acknowledged, is given up: recorded
+   * as failed by the service (a daemon that crashes on it asks for it again at once, for ever) and
+   * the pull moves on. A late `failed` for it is then a duplicate; a late `succeded` a 409.
+   */
+  private giveUpIfUndeliverable(c: PullState, entity: Entity, now: number): void {
+    if (c.phase === 'acked' || !c.headDelivered || (c.deliveries ?? 0) < this.config.maxDeliveries || c.pos >= c.total) return;
+    const id = this.ids[c.pos];
+    const message = `not acknowledged after ${c.deliveries} deliveries`;
+    c.last = { id, aliases: c.aliases, outcome: 'failed' };
+    this.advance(c, 'ready');
+    this.s.counts[entity].failed++;
+    this.s.counts[entity].unacknowledged++;
+    this.recordFailure({ transaction: c.transaction, entity, id, source: 'service', error: message, reasons: [{ message, code: REVERSE_FAILURE_CODES.NOT_ACKNOWLEDGED }], at: now });
+  }
+
+  /** Moves past the head item. */
+  private advance(c: PullState, phase: PullPhase): void {
+    c.pos++;
+    this.resetHead(c, phase);
+  }
+
+  /** A new head item: not handed out yet. */
+  private resetHead(c: PullState, phase: PullPhase): void {
+    c.phase = phase;
+    c.headDelivered = false;
+    c.deliveries = 0;
+    c.aliases = [];
+    delete c.storeId;
+  }
+
+  /**
+   * Records the ids of the item just handed out by which a daemon may acknowledge it (`aliases`:
+   * the `_id` it went out under, its `sku` / `orderid`) and, when it went out under the id the
+   * daemon's store gave it, that id (`storeId`: a `succeded` naming it maps nothing new).
+   */
+  handedOut(id: string, aliases: readonly string[], storeId?: string): void {
     const c = this.s.current;
-    if (c?.kind === 'pull' && c.phase === 'leased' && this.ids[c.pos] === id) c.aliases = aliases.filter((a) => a !== '' && a !== id);
+    if (c?.kind !== 'pull' || c.phase !== 'leased' || this.ids[c.pos] !== id) return;
+    c.aliases = [...new Set(aliases.filter((a) => a !== '' && a !== id))];
+    if (storeId !== undefined) c.storeId = storeId;
+    else delete c.storeId;
   }
 
   /**
@@ -426,7 +499,7 @@ export class ReverseConnectionMachine {
     outcome: Outcome,
     detail: { readonly report?: StorageFailureReport; readonly storeId?: string },
     now: number,
-  ): MachineResult<{ duplicate: boolean; id: string }> {
+  ): MachineResult<{ duplicate: boolean; id: string; mapping?: IdMapping }> {
     const call = `pull/${entity}/{id}/${outcome}`;
     const r = this.pull(entity, call, now);
     if (!r.ok) return r;
@@ -441,15 +514,17 @@ export class ReverseConnectionMachine {
       return conflict(`${call}: this item is not the item handed out by next`);
     }
     c.last = { id: headId, aliases: c.aliases, outcome };
-    c.pos++;
-    c.phase = 'acked';
-    c.headDelivered = false;
-    c.aliases = [];
+    const knownStoreId = c.storeId;
+    this.advance(c, 'acked');
     c.acknowledged[entity]++;
     if (outcome === 'succeded') {
       this.s.counts[entity].succeeded++;
       const storeId = detail.storeId;
-      if (storeId !== undefined && storeId !== headId) this.recordMapping({ transaction: c.transaction, entity, pulledId: headId, pathId: pathIds[0], storeId, at: now });
+      if (storeId !== undefined && storeId !== headId && storeId !== knownStoreId) {
+        const mapping: IdMapping = { transaction: c.transaction, entity, pulledId: headId, pathId: pathIds[0], storeId, at: now };
+        this.recordMapping(mapping);
+        return ok({ duplicate: false, id: headId, mapping });
+      }
     } else {
       this.s.counts[entity].failed++;
       const report = detail.report ?? { error: '', reasons: [] };
@@ -462,17 +537,14 @@ export class ReverseConnectionMachine {
    * The service could not hand out the leased item (gone from its store, not convertible): it is
    * recorded as skipped, with the reason, and the cycle moves on without a `readyfornext`.
    */
-  skip(entity: Entity, id: string, reason: string, now: number): MachineResult<void> {
+  skip(entity: Entity, id: string, reason: { readonly message: string; readonly code: number }, now: number): MachineResult<void> {
     const r = this.pull(entity, 'skip', now);
     if (!r.ok) return r;
     const c = r.value;
     if (c.phase !== 'leased' || this.ids[c.pos] !== id) return conflict('skip: this item is not the item handed out');
-    c.pos++;
-    c.phase = 'ready';
-    c.headDelivered = false;
-    c.aliases = [];
+    this.advance(c, 'ready');
     this.s.counts[entity].skipped++;
-    this.recordFailure({ transaction: c.transaction, entity, id, source: 'service', error: reason, reasons: [], at: now });
+    this.recordFailure({ transaction: c.transaction, entity, id, source: 'service', error: reason.message, reasons: [reason], at: now });
     return ok(undefined);
   }
 
@@ -511,9 +583,7 @@ export class ReverseConnectionMachine {
     if (c?.kind !== 'pull' || c.entities[c.index + 1] !== entity || c.pos < c.total) return conflict(`the pull cannot move on to ${entity} now`);
     c.index++;
     c.pos = 0;
-    c.phase = 'ready';
-    c.headDelivered = false;
-    c.aliases = [];
+    this.resetHead(c, 'ready');
     c.last = null;
     this.setPullItems(c, ids);
     return ok(undefined);
@@ -571,11 +641,11 @@ export class ReverseConnectionMachine {
     return ok({ received: fresh.length });
   }
 
-  /** An item of a push page the service could not read (the rest of the page is stored). */
-  refusePushItem(entity: Entity, id: string, error: string, now: number): void {
+  /** Items of a push page the service could not read (the rest of the page is stored): all counted, the `listed` ones recorded. */
+  refusePushItems(entity: Entity, listed: ReadonlyArray<{ readonly id: string; readonly error: string }>, count: number, now: number): void {
     const c = this.s.current;
-    this.s.counts[entity].refused++;
-    this.recordFailure({ transaction: c?.transaction ?? 0, entity, id, source: 'push', error, reasons: [], at: now });
+    this.s.counts[entity].refused += count;
+    for (const r of listed) this.recordFailure({ transaction: c?.transaction ?? 0, entity, id: r.id, source: 'push', error: r.error, reasons: [], at: now });
   }
 
   /**
@@ -640,7 +710,10 @@ export class ReverseConnectionMachine {
     this.s.current = null;
     this.ids = [];
     this.received = { products: new Set(), orders: new Set() };
-    this.s.status = this.s.queue.length > 0 ? 'waiting' : 'finished';
+    // A finish is reported: `finished` until `upstreamstatus` says it once. An expiry or a cancel
+    // is nothing the daemon waits to read: the next queued transaction is `waiting` at once.
+    this.s.finishedUnread = outcome === 'finished';
+    this.s.status = this.s.queue.length > 0 && outcome !== 'finished' ? 'waiting' : 'finished';
     return summary;
   }
 

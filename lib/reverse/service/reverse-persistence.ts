@@ -6,8 +6,10 @@
  * - `N:state`: the machine's state (small JSON), rewritten when it changes;
  * - `N:items:<tx>:<entity>:<chunk>`: the item ids of a pull, 5,000 per record, written once;
  * - `N:rx:<tx>:<entity>:<page>`: the ids new to a push in each page, written once;
- * - `N:failure:<seq>`, `N:map:<seq>`: failure records and id mappings, the last `keep…` of each;
- * - `N:sample`: the last sample push's first items.
+ * - `N:failure:<seq>`, `N:map:<seq>`: failure records and the log of id mappings (the status view's
+ *   `idMap`), the last `keep…` of each;
+ * - `N:sample`: the last sample push's first items;
+ * - `N:id:…`, `N:buyer:…`: the id map itself, one record per link, never trimmed (`reverse-identity.ts`).
  * The records of a transaction are deleted when it ends. Every call's changes go in one atomic batch.
  */
 import type { Entity } from '../../contract/webhook';
@@ -20,6 +22,7 @@ import {
   type MachineEffect,
   type MachineState,
 } from './reverse-machine';
+import { ConnectionIdentity } from './reverse-identity';
 import type { ReverseStateStore, StateChange } from './reverse-state-store';
 
 /** The last sample push received, kept for inspection (never written to the store). */
@@ -33,7 +36,7 @@ export interface SampleRecord {
 export interface PersistenceConfig {
   /** Failure records kept (older ones are deleted). */
   readonly keepFailures: number;
-  /** Id mappings kept. */
+  /** Id mappings kept in the log the status view shows (the id map keeps every link). */
   readonly keepMappings: number;
 }
 
@@ -56,6 +59,8 @@ const chunks = (n: number) => Math.ceil(n / CHUNK);
 
 export class ConnectionPersistence {
   private readonly prefix: string;
+  /** The connection's id map, in the same store under the same prefix (never trimmed). */
+  readonly identity: ConnectionIdentity;
 
   constructor(
     private readonly store: ReverseStateStore,
@@ -63,6 +68,7 @@ export class ConnectionPersistence {
     private readonly config: PersistenceConfig,
   ) {
     this.prefix = `${encodeURIComponent(name)}:`;
+    this.identity = new ConnectionIdentity(store, this.prefix);
   }
 
   private key(...parts: Array<string | number>): string {

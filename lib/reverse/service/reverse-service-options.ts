@@ -9,7 +9,11 @@ import { z } from 'zod';
 import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
 import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';
+import type { Metrics, Registry } from '../../metrics';
+import type { PageBounds } from './reverse-items';
+import { createReverseMetrics, type ReverseMetrics } from './reverse-metrics';
 import { createMemoryStateStore, type ReverseStateStore } from './reverse-state-store';
+import type { ThrottleConfig } from './reverse-throttle';
 
 /** One connection the service serves. */
 export interface ReverseConnectionOption {
@@ -42,8 +46,36 @@ export interface ReverseServiceOptions {
   readonly sampleKeep?: number;
   /** Failure records kept per connection (status view). Default 1000. */
   readonly keepFailures?: number;
-  /** Pulled-id → store-id mappings kept per connection (status view). Default 1000. */
+  /**
+   * Id mappings shown in the status view (`idMap`, the latest). Default 1000. The id map itself
+   * keeps every link, for ever (docs/reverse-connection.md "Identity").
+   */
   readonly keepMappings?: number;
+  /**
+   * An item handed out this many times without an acknowledgement is given up: recorded as failed
+   * by the service (code 1004, "not acknowledged after N deliveries") and the pull moves on (a
+   * daemon that crashes on an item asks for it again at once, for ever). Default 5.
+   */
+  readonly maxDeliveries?: number;
+  /**
+   * Calls a second per connection above which answers are delayed (not refused), so a daemon in a
+   * crash loop costs at most about this many calls a second. 0 turns it off. Default 20.
+   */
+  readonly maxCallsPerSecond?: number;
+  /**
+   * Calls answered at once above that pace after a quiet time. Default 5 (a deployed daemon's
+   * busiest moment: ping, ping, upstreamstatus, entity, hasmore, next; each answer past it is
+   * delayed and closes its connection, so a loop holds about this many connections at most).
+   */
+  readonly callBurst?: number;
+  /** The longest an answer is delayed (ms); a call that would wait longer (callers sending many at once) is refused, 429. Default 10 000. */
+  readonly maxCallDelayMs?: number;
+  /** Items a push page may hold; a longer page is refused whole (413). Deployed daemons send 50. Default 1000. */
+  readonly maxPushPageItems?: number;
+  /** Refused items of a push page listed in its reply and recorded in `failures` (all are counted). Default 20. */
+  readonly maxRefusedListed?: number;
+  /** Record Prometheus metrics into this registry (or `createMetrics()` result). Default: none. */
+  readonly metrics?: Registry | Metrics;
   /** The clock (Unix ms). Default `Date.now`. */
   readonly now?: () => number;
   /**
@@ -70,6 +102,10 @@ export interface ServiceConfig {
   readonly sampleKeep: number;
   readonly keepFailures: number;
   readonly keepMappings: number;
+  readonly maxDeliveries: number;
+  readonly throttle: ThrottleConfig;
+  readonly pageBounds: PageBounds;
+  readonly metrics?: ReverseMetrics;
   readonly now: () => number;
   readonly onError: NonNullable<ReverseServiceOptions['onError']>;
 }
@@ -110,6 +146,13 @@ const parseOptions = defineOptions('createReverseService', {
   sampleKeep: opt.int({ min: 1, max: 10_000 }).optional(),
   keepFailures: opt.int({ min: 1, max: 1_000_000 }).optional(),
   keepMappings: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  maxDeliveries: opt.int({ min: 1, max: 1000 }).optional(),
+  maxCallsPerSecond: opt.int({ min: 0, max: 1_000_000 }).optional(),
+  callBurst: opt.int({ min: 0, max: 1_000_000 }).optional(),
+  maxCallDelayMs: opt.int({ min: 0, max: 600_000, unit: 'ms' }).optional(),
+  maxPushPageItems: opt.int({ min: 1, max: 1_000_000 }).optional(),
+  maxRefusedListed: opt.int({ min: 0, max: 100_000 }).optional(),
+  metrics: opt.object<Registry | Metrics>('a prom-client Registry or a createMetrics() result').optional(),
   now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
   onError: opt.fn<NonNullable<ReverseServiceOptions['onError']>>().optional(),
 });
@@ -143,6 +186,10 @@ export function parseServiceOptions(options: ReverseServiceOptions): ServiceConf
     sampleKeep: o.sampleKeep ?? 10,
     keepFailures: o.keepFailures ?? 1000,
     keepMappings: o.keepMappings ?? 1000,
+    maxDeliveries: o.maxDeliveries ?? 5,
+    throttle: { perSecond: o.maxCallsPerSecond ?? 20, burst: o.callBurst ?? 5, maxDelayMs: o.maxCallDelayMs ?? 10_000 },
+    pageBounds: { maxItems: o.maxPushPageItems ?? 1000, maxRefusedListed: o.maxRefusedListed ?? 20 },
+    ...(o.metrics ? { metrics: createReverseMetrics(o.metrics) } : {}),
     now: o.now ?? Date.now,
     onError: o.onError ?? (() => undefined),
   };

@@ -10,6 +10,7 @@
  * store) answers 500 and leaves the connection as last saved: it is read back on the next call.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { KeyedMutex } from '../../adapter';
 import type { DialectName } from '../../contract/dialects';
 import { deeperThan, MAX_JSON_DEPTH } from '../../contract/limits';
@@ -23,6 +24,7 @@ import { badRequest, ROUTE_HANDLERS, type CallContext, type ReverseResponse } fr
 import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, TransactionRequest, TransactionSummary } from './reverse-machine';
 import { ConnectionPersistence, type LoadedConnection, type SampleRecord } from './reverse-persistence';
 import type { StateChange } from './reverse-state-store';
+import { CallThrottle, type ThrottleCounts } from './reverse-throttle';
 import { digestOf, parseServiceOptions, type ConnectionConfig, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
 
 export { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
@@ -58,8 +60,10 @@ export interface ConnectionStatusView {
   readonly orders: EntityCounts;
   /** The last failure records (daemon reports, items the service skipped, push items refused), oldest first. */
   readonly failures: readonly FailureRecord[];
-  /** The pulled-id → store-id map: `succeded` bodies that carried another id, oldest first. */
+  /** The latest links of the id map (`succeded` bodies that carried another id, oldest first, the last `keepMappings`); the map keeps all. */
   readonly idMap: readonly IdMapping[];
+  /** The pace of this connection's calls in this process: answers delayed (and for how long in all, ms), calls refused for waiting too long. */
+  readonly throttle: ThrottleCounts & { readonly maxCallsPerSecond: number };
   readonly lastSample: SampleRecord | null;
   /** The last transactions that ended (finished, expired or cancelled), oldest first. */
   readonly transactions: readonly TransactionSummary[];
@@ -67,6 +71,8 @@ export interface ConnectionStatusView {
 
 /** The service side of the reverse connection. */
 export interface ReverseService {
+  /** Items a push page may hold (`maxPushPageItems`): the bindings refuse a longer array before parsing a body. */
+  readonly maxPushPageItems: number;
   /** Answers one daemon call. Never rejects: failures become a 500 `{error}`. */
   handle(request: ReverseRequest): Promise<ReverseResponse>;
   /**
@@ -157,13 +163,17 @@ class ReverseServiceCore implements ReverseService {
   private readonly runtimes: Runtime[];
   private readonly byName: Map<string, Runtime>;
   private readonly mutex = new KeyedMutex();
-  private readonly machineConfig: { leaseMs: number; transactionIdleMs: number };
+  private readonly machineConfig: { leaseMs: number; transactionIdleMs: number; maxDeliveries: number };
+  private readonly throttle: CallThrottle;
+  readonly maxPushPageItems: number;
 
   constructor(private readonly config: ServiceConfig) {
     const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
     this.runtimes = config.connections.map((c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, keep) }));
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
-    this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs };
+    this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs, maxDeliveries: config.maxDeliveries };
+    this.throttle = new CallThrottle(config.throttle);
+    this.maxPushPageItems = config.pageBounds.maxItems;
   }
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
@@ -231,16 +241,21 @@ class ReverseServiceCore implements ReverseService {
       idMap: [...loaded.mappings],
       lastSample: loaded.sample,
       transactions: [...m.history],
+      throttle: { ...this.throttle.countsOf(r.config.name), maxCallsPerSecond: this.config.throttle.perSecond },
     };
   }
 
   private run(r: Runtime, route: ReverseRoute, pathIds: string[], body: unknown): Promise<ReverseResponse> {
     return this.withConnection(r, async (loaded) => {
       let sample: SampleRecord | undefined;
+      const extra: StateChange[] = [];
+      const before = this.config.metrics && structuredClone(loaded.machine.counts);
       const ctx: CallContext = {
         route,
         machine: loaded.machine,
-        connection: loaded,
+        loaded,
+        identity: r.persistence.identity,
+        connection: r.config.name,
         dialect: r.config.dialect,
         adapter: this.config.adapter,
         pathIds,
@@ -248,34 +263,57 @@ class ReverseServiceCore implements ReverseService {
         now: this.config.now(),
         signal: AbortSignal.timeout(60_000),
         sampleKeep: this.config.sampleKeep,
+        pageBounds: this.config.pageBounds,
         keepSample: (s) => {
           sample = s;
+        },
+        persist: (changes) => {
+          extra.push(...changes);
         },
       };
       const result = await ROUTE_HANDLERS[route.name](ctx);
       if (sample) loaded.sample = sample;
-      return { result, extra: sample ? [r.persistence.sampleChange(sample)] : [] };
+      if (before) this.config.metrics!.counts(r.config.name, before, loaded.machine.counts);
+      return { result, extra: sample ? [...extra, r.persistence.sampleChange(sample)] : extra };
     });
   }
 
   async handle(request: ReverseRequest): Promise<ReverseResponse> {
     const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
     if (!r) return NOT_FOUND;
+    const name = r.config.name;
+    const turn = this.throttle.turn(name);
+    if ('refused' in turn) {
+      this.config.metrics?.call(name, 'throttled', 429);
+      return { status: 429, body: { error: `too many calls at once on this connection (more than ${this.config.throttle.perSecond} a second); call again after the answer to the previous one` }, retryAfterSeconds: Math.ceil(turn.retryAfterMs / 1000) };
+    }
+    if (turn.delayMs > 0) {
+      this.config.metrics?.delayed(name, turn.delayMs / 1000);
+      await delay(turn.delayMs);
+    }
+    const response = await this.dispatch(r, request);
+    this.config.metrics?.call(name, response.call, response.status);
+    return { status: response.status, body: response.body, ...(turn.busy ? { close: true } : {}) };
+  }
+
+  /** A call past the pace: route, path id and depth checks, then the handler. */
+  private async dispatch(r: Runtime, request: ReverseRequest): Promise<ReverseResponse & { readonly call: string }> {
     const method = String(request.method).toUpperCase();
     const match = matchReverseRoute(method, String(request.path));
-    if (!match.ok) return match.status === 405 ? { status: 405, body: { error: `method not allowed here; use ${match.allow}` } } : NOT_FOUND;
+    if (!match.ok) return { call: 'unmatched', ...(match.status === 405 ? { status: 405, body: { error: `method not allowed here; use ${match.allow}` } } : NOT_FOUND) };
+    const call = match.route.name;
     const ids = match.id === undefined ? { ok: true as const, ids: [] } : pathIdsOf(match.id);
-    if (!ids.ok) return badRequest(ids.error);
-    if (deeperThan(request.body, MAX_JSON_DEPTH)) return badRequest(`the body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+    if (!ids.ok) return { call, ...badRequest(ids.error) };
+    if (deeperThan(request.body, MAX_JSON_DEPTH)) return { call, ...badRequest(`the body is nested more than ${MAX_JSON_DEPTH} levels deep`) };
     try {
-      return await this.run(r, match.route, ids.ids, request.body);
+      return { call, ...(await this.run(r, match.route, ids.ids, request.body)) };
     } catch (err) {
       try {
         this.config.onError(err, { connection: r.config.name, call: `${method} {P}${match.route.path.replace(':id', '{id}')}` });
       } catch {
         // A throwing log hook must not turn a 500 into a crash.
       }
-      return { status: 500, body: { error: err instanceof ReverseStateError ? FAILED_STATE : FAILED_STORE } };
+      return { call, status: 500, body: { error: err instanceof ReverseStateError ? FAILED_STATE : FAILED_STORE } };
     }
   }
 

@@ -1,0 +1,79 @@
+/**
+ * The pace of each reverse connection's calls: a connection calling faster than `perSecond` calls a
+ * second has its answers **delayed, not refused**. Deployed daemons ignore status codes and, after
+ * an exception they do not catch, call again at once with no pause: a refusal would only make them
+ * call faster, while a delayed answer holds such a loop to `perSecond` calls a second (each daemon
+ * call waits for its answer). The delay ends by itself when the daemon slows down.
+ *
+ * A token bucket per connection, kept as one "theoretical arrival time" (GCRA): calls within
+ * `burst` of the allowance are answered at once; each further call waits for its turn, `1/perSecond`
+ * after the previous one. A call that would wait longer than `maxDelayMs` (only callers sending
+ * many calls at once reach it, never a daemon waiting for each answer) is refused (429) without
+ * taking a turn, so parallel floods cannot queue without bound.
+ *
+ * The pace is per process: services sharing a state store each allow `perSecond`.
+ */
+
+export interface ThrottleConfig {
+  /** Calls a second allowed per connection; 0 turns the pace off. */
+  readonly perSecond: number;
+  /** Calls answered at once above the pace, after a quiet time. */
+  readonly burst: number;
+  /** The longest a call is held; a call that would wait longer is refused. */
+  readonly maxDelayMs: number;
+}
+
+/**
+ * A call's turn: answer now or after `delayMs` (`busy`: the connection calls faster than the pace
+ * allows over time, within its burst or beyond it), or refuse it (`retryAfterMs`).
+ */
+export type Turn = { readonly delayMs: number; readonly busy: boolean } | { readonly refused: true; readonly retryAfterMs: number };
+
+/** What the pace did so far, per connection (this process only). */
+export interface ThrottleCounts {
+  /** Calls whose answer was delayed. */
+  delayed: number;
+  /** Their delays added up (ms). */
+  delayedMs: number;
+  /** Calls refused because they would have waited longer than `maxDelayMs`. */
+  refused: number;
+}
+
+export class CallThrottle {
+  private readonly arrival = new Map<string, number>();
+  private readonly counts = new Map<string, ThrottleCounts>();
+
+  constructor(
+    private readonly config: ThrottleConfig,
+    /** A monotonic clock in ms. */
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** Takes a turn for a call of `connection`. */
+  turn(connection: string): Turn {
+    const { perSecond, burst, maxDelayMs } = this.config;
+    if (perSecond <= 0) return { delayMs: 0, busy: false };
+    const now = this.clock();
+    const interval = 1000 / perSecond;
+    const previous = this.arrival.get(connection) ?? now;
+    const tat = Math.max(previous, now);
+    const delayMs = Math.max(0, tat - now - burst * interval);
+    const counts = this.countsOf(connection);
+    if (delayMs > maxDelayMs) {
+      counts.refused++;
+      return { refused: true, retryAfterMs: Math.ceil(delayMs - maxDelayMs) };
+    }
+    this.arrival.set(connection, tat + interval);
+    if (delayMs > 0) {
+      counts.delayed++;
+      counts.delayedMs += delayMs;
+    }
+    return { delayMs, busy: previous > now };
+  }
+
+  countsOf(connection: string): ThrottleCounts {
+    let c = this.counts.get(connection);
+    if (!c) this.counts.set(connection, (c = { delayed: 0, delayedMs: 0, refused: 0 }));
+    return c;
+  }
+}
