@@ -1,7 +1,9 @@
 /**
  * Tables and mappings for the mapped adapter's tests: a shop schema with writes mapped (products
- * with a variations child table, orders with a money object), created under a random prefix on the
- * shared servers (or in a private SQLite database), and dropped afterwards.
+ * with a variations child table and members inside a JSON column, orders with a money object and an
+ * order number), created under a random prefix on the shared servers (or in a private SQLite
+ * database), and dropped afterwards. The `sku` and `orderid` columns have ordinary indexes, not
+ * unique ones (as many shops' tables): the adapter keeps them unique by itself.
  */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -31,12 +33,13 @@ export function shopTables(prefix: string): ShopTables {
 export async function createShopTables(db: Kysely<any>, kind: SqlKind, tables: ShopTables): Promise<void> {
   const t = TYPES[kind];
   const raw = (s: string) => sql.raw(s);
-  await sql`create table ${sql.table(tables.products)} (id ${raw(t.id)} primary key, sku ${raw(t.id)}, title ${raw(t.text)}, description ${raw(t.text)}, updated_at ${raw(t.big)} not null)${raw(t.suffix)}`.execute(db);
+  await sql`create table ${sql.table(tables.products)} (id ${raw(t.id)} primary key, sku ${raw(t.id)}, title ${raw(t.text)}, description ${raw(t.text)}, brand ${raw(t.text)}, url ${raw(t.text)}, attrs ${raw(t.text)}, updated_at ${raw(t.big)} not null)${raw(t.suffix)}`.execute(db);
   await sql`create index ${sql.id(`${tables.products}_page`)} on ${sql.table(tables.products)} (updated_at, id)`.execute(db);
   await sql`create index ${sql.id(`${tables.products}_sku`)} on ${sql.table(tables.products)} (sku)`.execute(db);
   await sql`create table ${sql.table(tables.variations)} (product_id ${raw(t.id)} not null, position integer not null, variationid ${raw(t.text)}, size ${raw(t.text)}, quantity integer, currency ${raw(t.text)}, price ${raw(t.money)}, primary key (product_id, position))${raw(t.suffix)}`.execute(db);
-  await sql`create table ${sql.table(tables.orders)} (id ${raw(t.id)} primary key, status ${raw(t.text)}, total_amount ${raw(t.money)}, total_currency ${raw(t.text)}, feedback ${raw(t.text)}, updated_at ${raw(t.big)} not null)${raw(t.suffix)}`.execute(db);
+  await sql`create table ${sql.table(tables.orders)} (id ${raw(t.id)} primary key, orderid ${raw(t.id)}, status ${raw(t.text)}, total_amount ${raw(t.money)}, total_currency ${raw(t.text)}, feedback ${raw(t.text)}, updated_at ${raw(t.big)} not null)${raw(t.suffix)}`.execute(db);
   await sql`create index ${sql.id(`${tables.orders}_page`)} on ${sql.table(tables.orders)} (updated_at, id)`.execute(db);
+  await sql`create index ${sql.id(`${tables.orders}_orderid`)} on ${sql.table(tables.orders)} (orderid)`.execute(db);
 }
 
 export async function dropShopTables(db: Kysely<any>, tables: ShopTables): Promise<void> {
@@ -56,6 +59,10 @@ export function shopMapping(tables: ShopTables): Record<string, unknown> {
         sku: 'sku',
         title: 'title',
         description: 'description',
+        brand: 'brand',
+        url: 'url',
+        mpn: { column: 'attrs', path: 'mpn' },
+        model: { column: 'attrs', path: 'model' },
         variations: {
           table: tables.variations,
           key: 'product_id',
@@ -69,14 +76,14 @@ export function shopMapping(tables: ShopTables): Record<string, unknown> {
           writes: { update: ['variationid', 'size', 'quantity', 'currency', 'price'], create: ['position', 'variationid', 'size', 'quantity', 'currency', 'price'], delete: true },
         },
       },
-      writes: { update: ['sku', 'title', 'description'], create: ['sku', 'title', 'description'] },
+      writes: { update: ['sku', 'title', 'description', 'brand', 'url', 'attrs'], create: ['sku', 'title', 'description', 'brand', 'url', 'attrs'] },
     },
     orders: {
       table: tables.orders,
       id: 'id',
       lastUpdated: { column: 'updated_at', type: 'epoch-ms' },
-      fields: { status: 'status', total: { amount: 'total_amount', currency: 'total_currency' }, feedback: 'feedback' },
-      writes: { update: ['status', 'total_amount', 'total_currency', 'feedback'], create: ['status', 'total_amount', 'total_currency', 'feedback'] },
+      fields: { orderid: 'orderid', status: 'status', total: { amount: 'total_amount', currency: 'total_currency' }, feedback: 'feedback' },
+      writes: { update: ['orderid', 'status', 'total_amount', 'total_currency', 'feedback'], create: ['orderid', 'status', 'total_amount', 'total_currency', 'feedback'] },
     },
   };
 }
