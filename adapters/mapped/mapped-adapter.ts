@@ -135,8 +135,8 @@ export class MappedAdapter extends BaseStoreAdapter implements StoreAdapter {
     return this.stores.orders ? this.stores.orders.writeProblems(order, signal) : Promise.resolve([unmapped('orders')]);
   }
 
-  async newId<E extends Entity>(entity: E, _item: Omit<ItemOf<E>, '_id'>, { signal }: SignalOptions): Promise<string> {
-    const own = await this.stores[entity]?.newId(signal);
+  async newId<E extends Entity>(entity: E, item: Omit<ItemOf<E>, '_id'>, { signal }: SignalOptions): Promise<string> {
+    const own = await this.stores[entity]?.newId(item, signal);
     return own ?? `${entityOf(entity).noun}-${randomUUID()}`;
   }
 

@@ -289,7 +289,17 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     const stored = await abortable(signal, () => this.readNode(this.ctx.db, param.value, false));
     const mode = stored ? 'update' : 'create';
     if (!this.runtime.mapping.writes[mode]) return [refusal(this.entity, mode)];
+    const key = this.keyInId(item);
+    if (key !== undefined && key !== item._id) {
+      return [`${this.runtime.key!.member}: ${JSON.stringify(key)} cannot be stored apart from the _id ${JSON.stringify(item._id)}: the column ${this.runtime.id.column} holds both here`];
+    }
     return stored ? this.removalProblems(this.itemOf(stored), item) : [];
+  }
+
+  /** The item's `sku` / `orderid` when the mapping reads it from the id column itself. */
+  private keyInId(item: object): string | undefined {
+    const rule = this.runtime.key;
+    return rule?.column.name === this.runtime.id.column ? uniqueKeyOf(this.entity, item) : undefined;
   }
 
   /**
@@ -402,13 +412,18 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   }
 
   /**
-   * The id of an item being created, for id columns the kit's `<noun>-<uuid>` cannot go into: the
-   * next value of a PostgreSQL sequence, a new UUID, or for other integer ids one more than the
-   * largest (reserved in this process; another process creating at the same moment can take it).
+   * The id of an item being created: its `sku` / `orderid` when the id column holds that too (an
+   * order numbered by its `order_no`: the number is the id, so a repeated create finds it), else for
+   * id columns the kit's `<noun>-<uuid>` cannot go into: the next value of a PostgreSQL sequence, a
+   * new UUID, or for other integer ids one more than the largest (reserved in this process; another
+   * process creating at the same moment can take it).
    */
-  async newId(signal: AbortSignal): Promise<string | undefined> {
+  async newId(item: object, signal: AbortSignal): Promise<string | undefined> {
     const { id, table, columns } = this.runtime;
     const { sql } = this;
+    const key = this.keyInId(item);
+    // The write core refuses an assigned id that is not safe in a raw URL (lib/server/ids.ts): such a key is not one.
+    if (key !== undefined && !('problem' in id.param(key)) && !/[#?/% ]/.test(key)) return key;
     if (id.uuid) return randomUUID();
     if (!id.integer) return undefined;
     signal.throwIfAborted();

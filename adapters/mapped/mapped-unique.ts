@@ -215,7 +215,7 @@ async function keyIndexWarnings(db: Kysely<any>, kind: SqlKind, table: string, r
   const statement = sql`create unique index ${sql.id(indexName(table, rule.member))} on ${sql.table(table)} (${ref})`;
   const text = (kind === 'mysql' ? statement : sql`${statement} where ${nonBlank(kind, rule.column)}`).compile(db).sql;
   const caveat = kind === 'mysql' ? ` (MariaDB and MySQL have no partial index: blank values collide in this one, so store a missing ${rule.member} as NULL; in a case-insensitive collation it also refuses values that differ only in case)` : '';
-  const warnings = [`${table}: no unique index on ${column}, so each write that takes a ${rule.member} locks it and looks for another row holding it, and the shop's own writes are not held to it${caveat}; run: ${text}`];
+  const warnings = [`${table}: no unique index on ${column}, so each write that takes ${rule.member === 'sku' ? 'a' : 'an'} ${rule.member} locks it and looks for another row holding it, and the shop's own writes are not held to it${caveat}; run: ${text}`];
   const shared = await rows(db, sql`select ${ref} as k, count(*) as n from ${sql.table(table)} where ${nonBlank(kind, rule.column)} group by ${ref} having count(*) > 1 order by count(*) desc limit 3`);
   if (shared.length > 0) {
     const shown = shared.map((r) => `${JSON.stringify(columnText(r.k))} (${Number(r.n)} rows)`).join(', ');

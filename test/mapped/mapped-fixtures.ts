@@ -120,8 +120,8 @@ export async function sqliteShopAdapter(): Promise<MappedAdapter> {
 }
 
 /**
- * A shop's plain tables as they often are: integer ids, `sku`, `name`, `price`, `stock` and an
- * update time the shop's own code writes (ISO text on SQLite; a microsecond `timestamp` on
+ * A shop's plain tables as they often are: integer ids, `sku`, `name`, `price`, `stock`, an order
+ * number (no unique index on either) and an update time the shop's own code writes (ISO text on SQLite; a microsecond `timestamp` on
  * PostgreSQL, a `datetime` on MariaDB; the orders' in another precision), many rows sharing one.
  */
 export async function createPlainShop(db: Kysely<any>, kind: SqlKind, tables: { products: string; orders: string }, counts = { products: 60, orders: 15 }): Promise<void> {
@@ -129,19 +129,19 @@ export async function createPlainShop(db: Kysely<any>, kind: SqlKind, tables: { 
   const o = sql.table(tables.orders);
   if (kind === 'sqlite') {
     await sql`create table ${p} (id integer primary key, sku text not null, name text not null, price real, stock integer, updated_at text not null)`.execute(db);
-    await sql`create table ${o} (id integer primary key, status text, total real, currency text, email text, created_at text, updated_at text not null)`.execute(db);
+    await sql`create table ${o} (id integer primary key, order_number text, status text, total real, currency text, email text, created_at text, updated_at text not null)`.execute(db);
   } else if (kind === 'postgres') {
     await sql`create table ${p} (id serial primary key, sku varchar(64) not null, name text not null, price numeric(10, 2), stock integer, updated_at timestamp not null)`.execute(db);
-    await sql`create table ${o} (id serial primary key, status varchar(20), total numeric(10, 2), currency char(3), email text, created_at timestamptz, updated_at timestamptz(3) not null)`.execute(db);
+    await sql`create table ${o} (id serial primary key, order_number varchar(32), status varchar(20), total numeric(10, 2), currency char(3), email text, created_at timestamptz, updated_at timestamptz(3) not null)`.execute(db);
   } else {
     await sql`create table ${p} (id int auto_increment primary key, sku varchar(64) not null, name varchar(200) not null, price decimal(10, 2), stock int, updated_at datetime not null) engine=InnoDB default charset=utf8mb4`.execute(db);
-    await sql`create table ${o} (id int auto_increment primary key, status varchar(20), total decimal(10, 2), currency char(3), email varchar(200), created_at datetime, updated_at timestamp(3) not null) engine=InnoDB default charset=utf8mb4`.execute(db);
+    await sql`create table ${o} (id int auto_increment primary key, order_number varchar(32), status varchar(20), total decimal(10, 2), currency char(3), email varchar(200), created_at datetime, updated_at timestamp(3) not null) engine=InnoDB default charset=utf8mb4`.execute(db);
   }
   // Four rows per second of product time (ties broken by id), one order per 1.5 s.
   const time = (ms: number) => (kind === 'sqlite' ? new Date(ms).toISOString() : new Date(ms).toISOString().replace('T', ' ').replace('Z', kind === 'postgres' ? '+00' : ''));
   const base = Date.UTC(2024, 0, 15, 9, 0, 0);
   const products = Array.from({ length: counts.products }, (_, i) => ({ sku: `SKU-${i}`, name: `Product ${i}`, price: (i * 1.25 + 0.99).toFixed(2), stock: i % 7, updated_at: time(base + Math.floor(i / 4) * 1000) }));
   for (let i = 0; i < products.length; i += 200) await db.insertInto(tables.products).values(products.slice(i, i + 200)).execute();
-  const orders = Array.from({ length: counts.orders }, (_, i) => ({ status: 'paid', total: (i * 3.5 + 1).toFixed(2), currency: 'EUR', email: `buyer${i}@example.test`, created_at: time(base + i * 1500), updated_at: time(base + i * 1500 + 250) }));
+  const orders = Array.from({ length: counts.orders }, (_, i) => ({ order_number: `ORD-${1000 + i}`, status: 'paid', total: (i * 3.5 + 1).toFixed(2), currency: 'EUR', email: `buyer${i}@example.test`, created_at: time(base + i * 1500), updated_at: time(base + i * 1500 + 250) }));
   for (let i = 0; i < orders.length; i += 200) await db.insertInto(tables.orders).values(orders.slice(i, i + 200)).execute();
 }

@@ -142,6 +142,33 @@ function suite(kind: SqlKind, open: () => Kysely<any>, second: () => Kysely<any>
     }
   });
 
+  test('an order numbered by its id column: a create takes its orderid as the id, so a repeat, raced or not, is that order', async () => {
+    const table = `${tables.orders}_numbered`;
+    await sql`create table ${sql.table(table)} (order_no varchar(64) primary key, status varchar(20), updated_at bigint not null)`.execute(open());
+    try {
+      const map = { version: 1, orders: { table, id: 'order_no', lastUpdated: { column: 'updated_at', type: 'epoch-ms' }, fields: { orderid: 'order_no', status: 'status' }, writes: { update: ['status'], create: ['status'] } } };
+      const store = await startStore({ adapter: await adapter(open(), map) });
+      try {
+        const first = await post(`${store.base}/orders?jobid=1`, { orderid: 'MKT-1', status: 'paid' });
+        expect(first.body.order).toMatchObject({ _id: 'MKT-1', orderid: 'MKT-1', status: 'paid' });
+        const raced = await Promise.all(Array.from({ length: 10 }, () => post(`${store.base}/orders?jobid=2`, { orderid: 'MKT-2', status: 'paid' })));
+        expect(raced.map((r) => [r.status, r.body.order?._id])).toEqual(raced.map(() => [200, 'MKT-2']));
+        const again = await post(`${store.base}/orders?jobid=3`, { orderid: 'MKT-1', status: 'paid' });
+        expect(again.body.order).toEqual(first.body.order);
+        // An order number that cannot be an id (not safe in a raw URL) is refused, not stored under another number.
+        const slash = await post(`${store.base}/orders?jobid=4`, { orderid: 'MKT/3', status: 'paid' });
+        expect(slash.status).toBe(400);
+        expect(slash.body.reasons[0].msg).toMatch(/^orderid: "MKT\/3" cannot be stored apart from the _id "order-[0-9a-f-]+": the column order_no holds both here$/);
+        const { rows } = await sql<{ order_no: unknown }>`select order_no from ${sql.table(table)} order by order_no`.execute(open());
+        expect(rows.map((r) => String(r.order_no))).toEqual(['MKT-1', 'MKT-2']);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await sql`drop table if exists ${sql.table(table)}`.execute(open());
+    }
+  });
+
   test('a key read from a JSON path and written warns that it is not kept unique', async () => {
     const map = shopMapping(tables) as { products: { fields: Record<string, unknown>; writes: Record<string, string[]> } };
     map.products.fields.sku = { column: 'attrs', path: 'sku' };
