@@ -102,8 +102,8 @@ export class MappedKeyRule {
   /**
    * The rule for a write about to store `after` over `before` (in its transaction, after the row's
    * own lock): a `touch` write may not take a key another row has, and a row keeps the key it has.
-   * Under a full unique index every value the column gets is checked as the index compares it, for
-   * `keep` writes too (the database would refuse them). Throws `DuplicateKeyError`.
+   * Under a unique index every value the index holds is checked as it compares them (a full one
+   * holds blanks too), for `keep` writes too: the database would refuse them. Throws `DuplicateKeyError`.
    */
   async claim(trx: Transaction<any>, locks: string[], idValue: unknown, before: Item | undefined, after: Item, mode: WriteOptions['lastUpdated']): Promise<void> {
     if (!this.writable || (this.locks && mode === 'keep')) return;
