@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Kysely } from 'kysely';
-import { BaseStoreAdapter, type EntityStore, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
+import { BaseStoreAdapter, type EntityStore, type IdempotencyStore, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
 import { entityOf } from '../../lib/contract/entities';
 import type { Entity, ItemOf, Order, Product } from '../../lib/contract/webhook';
 import { InvalidOptionError } from '../../lib/errors';
@@ -32,6 +32,7 @@ import { countsInstalled } from './mapped-counts';
 import { idKey, timeKey } from './mapped-keys';
 import { isoLayout, pagingWarnings, requireTable } from './mapped-inspect';
 import { MappedEntityStore, type EntityRuntime, type StoreContext, type TableRuntime } from './mapped-store';
+import { openKeyRule } from './mapped-unique';
 import { parseMapping, readMappingFile, type ChildTable, type EntityMapping, type FieldMap, type Mapping } from './mapping';
 import { InvalidMappingError, MappedWriteRefusedError, MappingMismatchError } from './mapping-errors';
 
@@ -50,6 +51,11 @@ export interface MappedAdapterOptions extends ConnectionOptions {
   readonly maxWriteAttempts?: number;
   /** How long one `count(*)` answers `itemsTotal`, in ms (default 1000; 0: count on every request). */
   readonly countCacheMs?: number;
+  /**
+   * Where to keep the records of writes made under an `Idempotency-Key` header. Default: none (the
+   * adapter creates no table in the shop's database), so a router keeps them in its own memory.
+   */
+  readonly idempotency?: IdempotencyStore;
 }
 
 const parseOptions = defineOptions('createMappedAdapter', {
@@ -60,6 +66,7 @@ const parseOptions = defineOptions('createMappedAdapter', {
   destroyOnClose: opt.boolean().optional(),
   maxWriteAttempts: opt.int({ min: 1, max: 100 }).default(8),
   countCacheMs: opt.int({ min: 0, max: 3_600_000, unit: 'ms' }).default(1000),
+  idempotency: opt.object<IdempotencyStore>('an IdempotencyStore (claim, settle, release)', (v) => ['claim', 'settle', 'release'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')).optional(),
   poolSize: opt.int({ min: 1, max: 1000 }).optional(),
   busyTimeoutMs: opt.int({ min: 1, max: 3_600_000, unit: 'ms' }).optional(),
   statementTimeoutMs: opt.int({ min: 1, max: 3_600_000, unit: 'ms' }).optional(),
@@ -102,6 +109,8 @@ export class MappedAdapter extends BaseStoreAdapter implements StoreAdapter {
     private readonly stores: { readonly [E in Entity]?: MappedEntityStore<ItemOf<E>> },
     readonly warnings: readonly string[],
     private readonly destroyOnClose: boolean,
+    /** Idempotency-Key records: only those passed in (`MappedAdapterOptions.idempotency`). */
+    readonly idempotency?: IdempotencyStore,
   ) {
     super();
     this.products = stores.products ?? new UnmappedEntityStore<Product>('products');
@@ -109,8 +118,13 @@ export class MappedAdapter extends BaseStoreAdapter implements StoreAdapter {
   }
 
   override async productBySku(sku: string, options: SignalOptions): Promise<Product | undefined> {
-    const found = this.stores.products ? await this.stores.products.bySku(sku, options) : undefined;
+    const found = this.stores.products ? await this.stores.products.byKey(sku, options) : undefined;
     return found === null ? super.productBySku(sku, options) : found;
+  }
+
+  override async orderByOrderId(orderid: string, options: SignalOptions): Promise<Order | undefined> {
+    const found = this.stores.orders ? await this.stores.orders.byKey(orderid, options) : undefined;
+    return found === null ? super.orderByOrderId(orderid, options) : found;
   }
 
   override checkProduct(product: Product, { signal }: SignalOptions): Promise<string[]> {
@@ -121,8 +135,8 @@ export class MappedAdapter extends BaseStoreAdapter implements StoreAdapter {
     return this.stores.orders ? this.stores.orders.writeProblems(order, signal) : Promise.resolve([unmapped('orders')]);
   }
 
-  async newId<E extends Entity>(entity: E, _item: Omit<ItemOf<E>, '_id'>, { signal }: SignalOptions): Promise<string> {
-    const own = await this.stores[entity]?.newId(signal);
+  async newId<E extends Entity>(entity: E, item: Omit<ItemOf<E>, '_id'>, { signal }: SignalOptions): Promise<string> {
+    const own = await this.stores[entity]?.newId(item, signal);
     return own ?? `${entityOf(entity).noun}-${randomUUID()}`;
   }
 
@@ -173,9 +187,10 @@ async function entityRuntime(db: Kysely<any>, kind: SqlKind, mapping: EntityMapp
   const time = timeKey(kind, mapping.table, table.columns.get(column)!, type, iso);
   const id = idKey(kind, table.columns.get(mapping.id.column)!, mapping.id.sortColumn);
   const warnings = await pagingWarnings(db, kind, mapping.table, time, id);
+  const key = await openKeyRule(db, kind, mapping, table.columns, id);
   // A kept count includes rows without a time, which are not served: used only when there can be none.
   const counted = !table.columns.get(column)!.nullable && (await countsInstalled(db, kind, mapping.table));
-  return { runtime: { ...table, mapping, time, id, counted }, warnings };
+  return { runtime: { ...table, mapping, time, id, counted, key: key.rule }, warnings: [...warnings, ...key.warnings] };
 }
 
 /**
@@ -222,7 +237,7 @@ export async function createMappedAdapter(options: MappedAdapterOptions): Promis
       stores[entity] = new MappedEntityStore(ctx, opened.runtime);
       warnings.push(...opened.warnings);
     }
-    return new MappedAdapter(db, kind, stores, warnings, config.destroyOnClose ?? created);
+    return new MappedAdapter(db, kind, stores, warnings, config.destroyOnClose ?? created, config.idempotency);
   } catch (err) {
     if (created) await db.destroy().catch(() => undefined);
     throw err;

@@ -10,14 +10,14 @@ import { isoFormatOf, type ColumnInfo, type IdKey, type IsoFormat, type TimeKey 
 import { MappingMismatchError } from './mapping-errors';
 
 /** `schema.table` split (PostgreSQL, MariaDB); SQLite ignores the schema. */
-function splitTable(table: string): { schema?: string; name: string } {
+export function splitTable(table: string): { schema?: string; name: string } {
   const dot = table.indexOf('.');
   return dot < 0 ? { name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
 type Rows = Array<Record<string, unknown>>;
 
-async function rows(db: Kysely<any>, query: RawBuilder<unknown>): Promise<Rows> {
+export async function rows(db: Kysely<any>, query: RawBuilder<unknown>): Promise<Rows> {
   return (await query.execute(db)).rows as Rows;
 }
 
@@ -130,6 +130,11 @@ async function indexServesPaging(db: Kysely<any>, kind: SqlKind, page: RawBuilde
   });
 }
 
+/** The name of an index the adapter advises: `<table>_storebridge_<purpose>`. */
+export function indexName(table: string, purpose: string): string {
+  return `${splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40)}_storebridge_${purpose}`;
+}
+
 /**
  * What to do for an index to serve the paging order: `run: <statement>`, or what to change. On
  * MariaDB an id that is not byte-ordered (an integer, a linguistic collation) is paged by bounding
@@ -137,7 +142,7 @@ async function indexServesPaging(db: Kysely<any>, kind: SqlKind, page: RawBuilde
  */
 export function pagingIndexAdvice(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): string {
   const { sql } = loadKysely();
-  const name = `${splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40)}_storebridge_page`;
+  const name = indexName(table, 'page');
   const text = (q: RawBuilder<unknown>) => q.compile(db).sql;
   if (kind === 'mysql' && text(time.sort) !== text(sql.ref(time.column))) {
     return `no index can hold a time truncated to milliseconds: declare ${table}.${time.column} DATETIME(3) or TIMESTAMP(3) (or coarser) to page from an index on (${time.column}, ${id.column})`;

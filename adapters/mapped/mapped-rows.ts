@@ -7,6 +7,7 @@
  * is also how a write tells whether it changes anything: the item the planned node reads as is
  * compared with the stored one.
  */
+import type { WriteOptions } from '../../lib/adapter';
 import { FORBIDDEN_KEYS } from '../../lib/contract/webhook';
 import { columnText } from '../sql/sql-run';
 import type { ChildTable, FieldMap, FieldSource, LeafKind } from './mapping';
@@ -30,6 +31,8 @@ export interface PlannedNode extends RowNode {
 }
 
 type Json = Record<string, unknown>;
+
+type WriteMerge = NonNullable<WriteOptions['merge']>;
 
 /** A column value read as JSON (text is parsed; drivers hand some JSON columns over already parsed). */
 function asJson(raw: unknown): unknown {
@@ -137,11 +140,17 @@ function setAt(base: unknown, path: readonly string[], value: unknown): Json {
   return root;
 }
 
-/** Sets the row's writable columns from one object of the item (a map level), recursing into child tables. */
-function applyFields(fields: FieldMap, doc: unknown, node: { row: Row; children: Map<ChildTable, PlannedNode[]>; removed: Map<ChildTable, RowNode[]> }, rules: TableRules, where: string): void {
+/**
+ * Sets the row's writable columns from one object of the item (a map level), recursing into child
+ * tables. With `merge` (the item's top level of a partial write), a member the item lacks leaves
+ * its columns and child rows as they are, unless `merge.remove` names it: then it is written as
+ * absent (NULL, its JSON path deleted, its child rows gone), as `mergeMembers` drops it.
+ */
+function applyFields(fields: FieldMap, doc: unknown, node: { row: Row; children: Map<ChildTable, PlannedNode[]>; removed: Map<ChildTable, RowNode[]> }, rules: TableRules, where: string, merge?: WriteMerge): void {
   const d = (typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc : {}) as Json;
   for (const [name, source] of Object.entries(fields)) {
     const value = d[name];
+    if (merge && value === undefined && !merge.remove.includes(name)) continue;
     const path = where ? `${where}.${name}` : name;
     switch (source.kind) {
       case 'const':
@@ -214,10 +223,11 @@ function keepNode(node: RowNode): PlannedNode {
 }
 
 /**
- * The node a write leaves: `existing` with the writable columns set from `doc`, or a new row
- * starting from `seed` (its key columns, which child rows refer to).
+ * The node a write leaves: `existing` with the writable columns set from `doc` (all of them, or with
+ * `merge` only those of the members `doc` has or removes), or a new row starting from `seed` (its
+ * key columns, which child rows refer to).
  */
-export function planNode(fields: FieldMap, doc: unknown, existing: RowNode | undefined, rules: TableRules, where = '', seed: Row = {}): PlannedNode {
+export function planNode(fields: FieldMap, doc: unknown, existing: RowNode | undefined, rules: TableRules, where = '', seed: Row = {}, merge?: WriteMerge): PlannedNode {
   const node: PlannedNode = {
     row: existing ? { ...existing.row } : { ...seed },
     ...(existing ? { original: existing.row } : {}),
@@ -225,6 +235,6 @@ export function planNode(fields: FieldMap, doc: unknown, existing: RowNode | und
     children: new Map(existing ? [...existing.children].map(([c, rows]) => [c, rows.map(keepNode)]) : []),
     removed: new Map(),
   };
-  applyFields(fields, doc, node, rules, where);
+  applyFields(fields, doc, node, rules, where, merge);
   return node;
 }

@@ -6,15 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
-import { jsonEqual, sameContent, type EntityStore, type ListOptions, type SignalOptions, type UpsertResult, type WriteOptions } from '../../lib/adapter';
+import { jsonEqual, sameContent, uniqueKeyOf, type EntityStore, type ListOptions, type SignalOptions, type UpsertResult, type WriteOptions } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/webhook';
 import { UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';
 import { readCount } from './mapped-counts';
-import { exactlyEquals, storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
+import { storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
 import { buildItem, planNode, type PlannedNode, type Row, type RowNode, type TableRules, type WriteRules } from './mapped-rows';
-import type { ChildTable, EntityMapping, TableWrites } from './mapping';
+import type { MappedKeyRule } from './mapped-unique';
+import type { ChildTable, EntityMapping, FieldSource, TableWrites } from './mapping';
 import { MappedWriteRefusedError } from './mapping-errors';
 
 /** The alias of the selected time, in milliseconds or as stored. */
@@ -38,6 +39,8 @@ export interface EntityRuntime extends TableRuntime {
   readonly id: IdKey;
   /** The database keeps the table's row count (`storebridge map counts`), and every row has a time. */
   readonly counted: boolean;
+  /** The `sku` / `orderid` column's rule, when the mapping reads it from a plain column. */
+  readonly key?: MappedKeyRule;
 }
 
 export interface StoreContext {
@@ -225,17 +228,21 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     return node && this.itemOf(node);
   }
 
-  /** The newest product with this SKU, when `sku` is mapped to a column; `null` when it is not (the caller scans). */
-  async bySku(sku: string, { signal }: SignalOptions): Promise<T | undefined | null> {
-    const source = this.runtime.mapping.fields.sku;
-    if (source?.kind !== 'column' || source.path.length > 0) return null;
+  /**
+   * The item this `sku` (products) or `orderid` (orders) names: of the rows holding it, the one with
+   * the lowest id (`MappedKeyRule.holderOrder`). `null` when the key is not read from a plain column
+   * (the caller scans).
+   */
+  async byKey(value: string, { signal }: SignalOptions): Promise<T | undefined | null> {
+    const rule = this.runtime.key;
+    if (!rule) return null;
     signal.throwIfAborted();
-    if (this.ctx.kind === 'postgres' && sku.includes('\u0000')) return undefined;
+    const key = uniqueKeyOf(this.entity, { [rule.member]: value });
+    const holding = key === undefined ? undefined : rule.holding(key);
+    if (!holding) return undefined;
     const { sql } = this;
-    const { time, id } = this.runtime;
-    const equals = exactlyEquals(this.ctx.kind, this.runtime.columns.get(source.column)!, sku);
     const node = await abortable(signal, async () => {
-      const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${equals} and ${this.served()} order by ${time.sort} desc, ${id.sort} desc limit 1`.execute(this.ctx.db);
+      const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${this.runtime.time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${holding} and ${this.served()} order by ${rule.holderOrder} limit 1`.execute(this.ctx.db);
       if (rows.length === 0) return undefined;
       const found: RowNode = { row: rows[0], children: new Map() };
       await this.loadChildren(this.ctx.db, this.runtime, [found]);
@@ -270,15 +277,46 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     };
   }
 
-  /** Why the write webhooks must refuse this item, before anything is written (empty: none). */
+  /**
+   * Why the write webhooks must refuse this item (as it will be stored: the body over the stored
+   * item), before anything is written (empty: none).
+   */
   async writeProblems(item: T, signal: AbortSignal): Promise<string[]> {
     const param = this.runtime.id.param(item._id);
     if ('problem' in param) return [`_id: ${param.problem}`];
     const nul = this.ctx.kind === 'postgres' ? nulPath(item) : undefined;
     if (nul !== undefined) return [`${nul}: PostgreSQL text cannot hold U+0000 (NUL)`];
-    const exists = (await abortable(signal, () => this.readNode(this.ctx.db, param.value, false))) !== undefined;
-    const mode = exists ? 'update' : 'create';
-    return this.runtime.mapping.writes[mode] ? [] : [refusal(this.entity, mode)];
+    const stored = await abortable(signal, () => this.readNode(this.ctx.db, param.value, false));
+    const mode = stored ? 'update' : 'create';
+    if (!this.runtime.mapping.writes[mode]) return [refusal(this.entity, mode)];
+    const key = this.keyInId(item);
+    if (key !== undefined && key !== item._id) {
+      return [`${this.runtime.key!.member}: ${JSON.stringify(key)} cannot be stored apart from the _id ${JSON.stringify(item._id)}: the column ${this.runtime.id.column} holds both here`];
+    }
+    return stored ? this.removalProblems(this.itemOf(stored), item) : [];
+  }
+
+  /** The item's `sku` / `orderid` when the mapping reads it from the id column itself. */
+  private keyInId(item: object): string | undefined {
+    const rule = this.runtime.key;
+    return rule?.column.name === this.runtime.id.column ? uniqueKeyOf(this.entity, item) : undefined;
+  }
+
+  /**
+   * Members a partial write removes (sent as null: the stored item has them, the item as it will be
+   * lacks them) from columns that refuse NULL: refused rather than silently kept.
+   */
+  private removalProblems(stored: T, item: T): string[] {
+    const { fields, writes } = this.runtime.mapping;
+    const updated = new Set(writes.update);
+    const has = (x: T, m: string) => (x as Record<string, unknown>)[m] !== undefined;
+    return Object.entries(fields)
+      .filter(([member]) => has(stored, member) && !has(item, member))
+      .flatMap(([member, source]) =>
+        plainColumns(source)
+          .filter((c) => updated.has(c) && this.runtime.columns.get(c)?.nullable === false)
+          .map((c) => `${member}: cannot be removed: its column ${c} is NOT NULL (send a value instead)`),
+      );
   }
 
   async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
@@ -288,27 +326,35 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     const param = id.param(item._id);
     if ('problem' in param) throw new UnstorableValueError(`${this.entity}.upsert`, '_id', param.problem);
     const ref = sql.ref(id.column);
-    const result = await runWriteTransaction(
-      this.ctx.db,
-      {
-        kind: this.ctx.kind,
-        signal: options.signal,
-        maxAttempts: this.ctx.maxWriteAttempts,
-        lockSqlite: (trx) => sql`update ${sql.table(table)} set ${ref} = ${ref} where 1 = 0`.execute(trx),
-      },
-      (trx) => this.writeOne(trx, item, param.value, options),
-    );
+    const write = (db: Kysely<any>, locks: string[]) =>
+      runWriteTransaction(
+        db,
+        {
+          kind: this.ctx.kind,
+          signal: options.signal,
+          maxAttempts: this.ctx.maxWriteAttempts,
+          lockSqlite: (trx) => sql`update ${sql.table(table)} set ${ref} = ${ref} where 1 = 0`.execute(trx),
+        },
+        (trx) => this.writeOne(trx, locks, item, param.value, options),
+      );
+    const key = this.runtime.key;
+    const result = key ? await key.session(this.ctx.db, write) : await write(this.ctx.db, []);
     if (result.changed) this.generation++;
     return result;
   }
 
-  private async writeOne(trx: Transaction<any>, item: T, idValue: unknown, options: WriteOptions): Promise<UpsertResult<T>> {
+  /**
+   * One write in its transaction: the row locked and read, the write planned over it (a `merge`
+   * keeps the columns of the members the item lacks), the key rule, then the rows written and read
+   * back. `locks` collects the key locks a MariaDB session releases after the transaction.
+   */
+  private async writeOne(trx: Transaction<any>, locks: string[], item: T, idValue: unknown, options: WriteOptions): Promise<UpsertResult<T>> {
     const { mapping, time, id } = this.runtime;
     const existing = await this.readNode(trx, idValue, true);
     const mode = existing ? 'update' : 'create';
     const rules = this.rules(this.runtime, mapping.writes, mode);
     if (!rules) throw new MappedWriteRefusedError(`${this.entity}.upsert: ${refusal(this.entity, mode)}`);
-    const planned = planNode(mapping.fields, item, existing, rules, '', { [id.column]: idValue });
+    const planned = planNode(mapping.fields, item, existing, rules, '', { [id.column]: idValue }, options.merge);
     const before = existing && this.itemOf(existing);
     const after = { _id: item._id, ...buildItem(mapping.fields, planned) } as unknown as T;
     let lastUpdated: number;
@@ -320,6 +366,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
       // max(now, previous + 1), in the column's resolution: monotonic per item whatever the clock does.
       lastUpdated = Math.max(storableMs(time, options.now), before ? before.last_updated! + time.resolutionMs : 0);
     }
+    await this.runtime.key?.claim(trx, locks, idValue, before, after, options.lastUpdated);
     options.signal.throwIfAborted();
     await this.writeEntityRow(trx, planned, mode, idValue, lastUpdated);
     await this.writeChildren(trx, this.runtime, planned);
@@ -365,13 +412,18 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   }
 
   /**
-   * The id of an item being created, for id columns the kit's `<noun>-<uuid>` cannot go into: the
-   * next value of a PostgreSQL sequence, a new UUID, or for other integer ids one more than the
-   * largest (reserved in this process; another process creating at the same moment can take it).
+   * The id of an item being created: its `sku` / `orderid` when the id column holds that too (an
+   * order numbered by its `order_no`: the number is the id, so a repeated create finds it), else for
+   * id columns the kit's `<noun>-<uuid>` cannot go into: the next value of a PostgreSQL sequence, a
+   * new UUID, or for other integer ids one more than the largest (reserved in this process; another
+   * process creating at the same moment can take it).
    */
-  async newId(signal: AbortSignal): Promise<string | undefined> {
+  async newId(item: object, signal: AbortSignal): Promise<string | undefined> {
     const { id, table, columns } = this.runtime;
     const { sql } = this;
+    const key = this.keyInId(item);
+    // The write core refuses an assigned id that is not safe in a raw URL (lib/server/ids.ts): such a key is not one.
+    if (key !== undefined && !('problem' in id.param(key)) && !/[#?/% ]/.test(key)) return key;
     if (id.uuid) return randomUUID();
     if (!id.integer) return undefined;
     signal.throwIfAborted();
@@ -389,6 +441,14 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
 
 function refusal(entity: Entity, mode: 'update' | 'create'): string {
   return `this store does not ${mode} ${entity} through its webhooks: the mapping file's ${entity}.writes has no "${mode}" list (docs/mapping.md "Writes")`;
+}
+
+/** The columns a member's source sets whole (no JSON path), through objects and one-row arrays. */
+function plainColumns(source: FieldSource): string[] {
+  if (source.kind === 'column') return source.path.length === 0 ? [source.column] : [];
+  if (source.kind === 'object') return Object.values(source.members).flatMap(plainColumns);
+  if (source.kind === 'row') return Object.values(source.element).flatMap(plainColumns);
+  return [];
 }
 
 /** The path of the first string holding U+0000 in an item, if any. */

@@ -4,6 +4,9 @@
  * `storebridge map infer`, `storebridge serve --map` with the inferred file as printed, and
  * `storebridge check`: every must-level check passes. The start-up check names a missing column
  * in one line, and its index warning holds a statement that, once run, makes the warning go.
+ * With writes added to the inferred file, issue 19's and 20 B's repros over two `serve` processes
+ * on one database (as two replicas): the same order create (same `orderid`) repeated and raced
+ * leaves one order, and 200 parallel creates of one SKU leave one product.
  * Tables have random names on the shared servers and are dropped afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -56,6 +59,12 @@ async function check(url: string): Promise<{ code: number | null; failed: string
     failed: report.checks.filter((c) => !c.ok && c.level === 'must').map((c) => `${c.name}: ${c.detail}`),
     detail: Object.fromEntries(report.checks.map((c) => [c.name, c.detail])),
   };
+}
+
+/** A write webhook call (the key in the header), its status and JSON body. */
+async function write(url: string, body: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  const r = await fetch(url, { method: 'POST', headers: { SvcKey: KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as Record<string, any> };
 }
 
 /** Every `{column, review}` source of an inferred file (they are the guesses). */
@@ -136,6 +145,46 @@ function scenario(kind: SqlKind, spec: () => string, db: () => Kysely<any>): voi
     }
     expect(again.stderr()).not.toMatch(/warning/);
   });
+
+  test('writes added: one order per orderid and one product per SKU over two serve processes, advice printed, check passes', async () => {
+    const writable = join(dir, 'writable.json');
+    const products = { update: ['sku', 'name', 'price', 'stock'], create: ['sku', 'name', 'price', 'stock'] };
+    const orders = { update: ['status'], create: ['order_number', 'status', 'total', 'currency', 'email'] };
+    expect(map.orders.fields.orderid.column).toBe('order_number');
+    writeFileSync(writable, JSON.stringify({ ...map, products: { ...map.products, writes: products }, orders: { ...map.orders, writes: orders } }));
+    const replicas = await Promise.all([0, 1].map(() => serve(['--adapter', spec(), '--map', writable, '--rate-limit', 'off'])));
+    const url = (i: number) => replicas[i % 2].url;
+    const rows = async (table: string, column: string, value: string) => Number((await sql<{ n: unknown }>`select count(*) as n from ${sql.table(table)} where ${sql.ref(column)} = ${value}`.execute(db())).rows[0].n);
+    try {
+      // Issue 19: a create sent again after a lost reply (no id, the same orderid), then raced.
+      const order = (orderid: string) => ({ orderid, status: 'paid', total: { amount: 12.5, currency: 'EUR' }, buyer: { email: 'b@example.test' } });
+      const first = await write(`${url(0)}/orders?jobid=7`, order('MKT-1'));
+      const again = await write(`${url(1)}/orders?jobid=7`, order('MKT-1'));
+      expect([first.status, again.status]).toEqual([200, 200]);
+      expect(again.body.order).toEqual(first.body.order);
+      const raced = await Promise.all(Array.from({ length: 20 }, (_, i) => write(`${url(i)}/orders?jobid=8`, order('MKT-2'))));
+      expect(raced.map((r) => r.status)).toEqual(raced.map(() => 200));
+      expect(new Set(raced.map((r) => r.body.order._id)).size).toBe(1);
+      expect([await rows(tables.orders, 'order_number', 'MKT-1'), await rows(tables.orders, 'order_number', 'MKT-2')]).toEqual([1, 1]);
+      // Issue 20 B: 200 parallel creates of one SKU, no id.
+      const created = await Promise.all(Array.from({ length: 200 }, (_, i) => write(`${url(i)}/products?jobid=9`, { sku: 'RACE', title: 'r' })));
+      expect(await rows(tables.products, 'sku', 'RACE')).toBe(1);
+      const stored = created.filter((r) => r.status === 200);
+      expect(stored.length).toBeGreaterThanOrEqual(1);
+      // Two replicas may give two creates one new integer id (docs/mapping.md "Writes"): the second then writes that row.
+      const id = stored[0].body.product._id as string;
+      expect(stored.filter((r) => r.body.product._id !== id)).toEqual([]);
+      const refused = created.filter((r) => r.status !== 200);
+      expect(new Set(refused.map((r) => `${r.status} ${r.body.reasons?.[0]?.msg}`))).toEqual(new Set([`400 sku: "RACE" is already used by product "${id}"`]));
+      const r = await check(url(0));
+      expect(r.failed).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map(stop));
+    }
+    for (const [table, column] of [[tables.products, 'sku'], [tables.orders, 'order_number']]) {
+      expect(replicas[0].stderr()).toMatch(new RegExp(`warning: ${table}: no unique index on ${column}, so each write that takes an? (sku|orderid) locks it .*; run: create unique index `));
+    }
+  }, 120_000);
 
   test('a column the table lacks stops serve with one line naming it', async () => {
     const broken = join(dir, 'broken.json');
