@@ -115,6 +115,14 @@ export interface WriteOptions extends SignalOptions {
    * different members never lose one another (the conformance suite checks this).
    */
   readonly merge?: { readonly remove: readonly string[] };
+  /**
+   * A create under an id the store just assigned (`newId`, or the kit's `<noun>-<uuid>`): the item
+   * must not exist yet. An adapter whose ids can be taken by another process between `newId` and
+   * the write (one more than the largest, say) refuses, under the write's lock, with
+   * `DuplicateKeyError(entity, '_id', id, id)` when a row has that id; the write core then assigns
+   * another. Adapters whose ids cannot collide may ignore it.
+   */
+  readonly create?: boolean;
 }
 
 export interface UpsertResult<T> {

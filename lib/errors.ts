@@ -90,7 +90,7 @@ export class DuplicateKeyError extends StorebridgeError {
   readonly code = 'DUPLICATE_KEY';
   constructor(
     readonly entity: 'products' | 'orders',
-    /** The member: `sku` or `orderid`. */
+    /** The member: `sku` or `orderid` (`_id` for a create whose assigned id another item took meanwhile: see `WriteOptions.create`). */
     readonly field: string,
     readonly value: string,
     /** The `_id` of the item that holds it, when the adapter knows it. */

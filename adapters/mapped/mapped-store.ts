@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import { jsonEqual, sameContent, uniqueKeyOf, type EntityStore, type ListOptions, type SignalOptions, type UpsertResult, type WriteOptions } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/webhook';
-import { UnstorableValueError } from '../../lib/errors';
+import { DuplicateKeyError, UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';
 import { readCount } from './mapped-counts';
@@ -351,6 +351,8 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   private async writeOne(trx: Transaction<any>, locks: string[], item: T, idValue: unknown, options: WriteOptions): Promise<UpsertResult<T>> {
     const { mapping, time, id } = this.runtime;
     const existing = await this.readNode(trx, idValue, true);
+    // An id this process assigned (max + 1) that another process took meanwhile: never write over its item.
+    if (existing && options.create) throw new DuplicateKeyError(this.entity, '_id', item._id, item._id);
     const mode = existing ? 'update' : 'create';
     const rules = this.rules(this.runtime, mapping.writes, mode);
     if (!rules) throw new MappedWriteRefusedError(`${this.entity}.upsert: ${refusal(this.entity, mode)}`);

@@ -180,11 +180,16 @@ async function writeItem(adapter: GuardedAdapter, entity: Entity, queryId: strin
   if ('response' in checked) return checked;
   const { item, input, removed, creating, warnings } = checked;
   let target = creating ? await createTarget(adapter, entity, input, signal) : { id: item._id, matched: false };
-  for (;;) {
+  for (let idTries = 1; ; ) {
     try {
-      return await upsertItem(adapter, entity, { ...item, _id: target.id }, removed, target.matched, warnings, config, signal);
+      return await upsertItem(adapter, entity, { ...item, _id: target.id }, removed, target.matched, creating && !target.matched, warnings, config, signal);
     } catch (err) {
       if (!(err instanceof DuplicateKeyError)) throw err;
+      if (err.field === '_id' && creating && !target.matched && idTries++ < ID_TRIES) {
+        // Another process created an item under the id assigned to this one (ids such as max + 1): take another.
+        target = { id: await assignId(adapter, entity, input, signal), matched: false };
+        continue;
+      }
       // A concurrent create of the same orderid won: this create is that order (once; then it is an update).
       const holder = creating && !target.matched && entity === 'orders' ? ((await adapter.orderByOrderId(err.value, { signal }))?._id ?? err.holder) : undefined;
       if (holder === undefined) return { response: writeFailure(entity, [alreadyUsed(entity, err.value, err.holder)], warnings) };
@@ -250,6 +255,7 @@ async function upsertItem<E extends Entity>(
   ready: ItemOf<E>,
   removed: readonly string[],
   matched: boolean,
+  create: boolean,
   findings: readonly string[],
   config: WriteConfig,
   signal: AbortSignal,
@@ -267,7 +273,7 @@ async function upsertItem<E extends Entity>(
 
   // The binding may already have answered a timed-out request: never write after that.
   signal.throwIfAborted();
-  const result = await store.upsert(ready, { lastUpdated: 'touch', now: config.now(), signal, merge: { remove: removed } });
+  const result = await store.upsert(ready, { lastUpdated: 'touch', now: config.now(), signal, merge: { remove: removed }, ...(create ? { create } : {}) });
   const kept = Object.keys(result.item).filter((m) => !Object.prototype.hasOwnProperty.call(ready, m) && m !== 'last_updated');
   if (kept.length > 0) warnings.push(`body: members the body leaves out were kept from the stored ${d.noun}: ${kept.join(', ')} (a write replaces only the members it carries; send a member as null to remove it)`);
   if (matched && result.changed) {

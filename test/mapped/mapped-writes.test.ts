@@ -157,6 +157,35 @@ function writeSuite(kind: SqlKind, open: () => Kysely<any>): void {
     }
   });
 
+  test('two stores (two processes) assigning ids at the same moment: a create never writes over the item another one just created', async () => {
+    const [a, b] = [await adapter(WRITES), await adapter(WRITES)];
+    // B takes its id (max + 1 on SQLite and MariaDB; a sequence value on PostgreSQL), then A creates before B writes.
+    let aWritten!: () => void;
+    const afterA = new Promise<void>((resolve) => (aWritten = resolve));
+    const slowB: MappedAdapter = Object.assign(Object.create(b), {
+      newId: async (...args: Parameters<MappedAdapter['newId']>) => {
+        const id = await b.newId(...args);
+        await afterA;
+        return id;
+      },
+    });
+    const [storeA, storeB] = [await startStore({ adapter: a }), await startStore({ adapter: slowB })];
+    try {
+      const fromB = post(`${storeB.base}/products?jobid=1`, { sku: 'RACE-B', title: 'From B' });
+      await new Promise((r) => setTimeout(r, 100));
+      const fromA = await post(`${storeA.base}/products?jobid=1`, { sku: 'RACE-A', title: 'From A' });
+      aWritten();
+      const second = await fromB;
+      expect([fromA.status, second.status]).toEqual([200, 200]);
+      expect(second.body.product._id).not.toBe(fromA.body.product._id);
+      const { rows } = await sql<{ sku: string; name: string }>`select sku, name from ${sql.table(tables.items)} where sku like 'RACE-%' order by sku`.execute(open());
+      expect(rows).toEqual([{ sku: 'RACE-A', name: 'From A' }, { sku: 'RACE-B', name: 'From B' }]);
+    } finally {
+      await storeA.close();
+      await storeB.close();
+    }
+  });
+
   test('touch keeps last_updated monotonic in an epoch-seconds column', async () => {
     await sql`update ${sql.table(tables.items)} set updated_at = 1700000000`.execute(open());
     const m = itemsMapping(tables, WRITES) as Record<string, any>;
