@@ -41,6 +41,8 @@ function wrap(child, ready) {
     ...ready,
     pid: child.pid,
     child,
+    /** Asks the child a question of its IPC protocol (`cpu`, `rss`, or one of its own); resolves with the answer. */
+    ask,
     /** Microseconds of CPU (user + system) used by the server so far. */
     cpuMicros: async () => {
       const c = await ask('cpu');

@@ -1,0 +1,244 @@
+'use strict';
+/**
+ * The fleet (issue 22, sync side): N small stores in one multi-tenant store process
+ * (bench/servers/fleet-store.js: each its own key and memory catalog of 10–100 demo products), the
+ * kit's BullMQ scheduler (`createSyncQueue`) with N connections on one Redis, and 1, 2 and 4 worker
+ * processes (bench/servers/fleet-worker.js: `createSyncWorker`, a discarding sink).
+ *
+ * 1. Registration, no worker running: the time to add the N schedules and to remove them, one at a
+ *    time (`for … await addConnection`) and 64 in flight.
+ * 2. For each worker count W, on a namespace of its own:
+ *    a. capacity: N runs due at once (a backlog); the rate at which the W workers drain it (between
+ *       the 10th and the 90th percentile of completions), and CPU per run of workers, store, Redis;
+ *    b. lag at 50% of that capacity: each connection every N / (0.5 × capacity) seconds, first slots
+ *       spread evenly over the interval; start − due of every run of one cycle;
+ *    c. lag at 90%, over 3 cycles, with the workers' highest RSS in each cycle (sampled every
+ *       250 ms) and Redis memory at the end: `INFO used_memory` against the namespace's start, and
+ *       `MEMORY USAGE` of every key of the namespace by kind.
+ * Options (after `--`): `--fleet-connections=N` (default 10,000; 1,000 with --quick),
+ * `--fleet-workers=1,2,4` (1,2 with --quick), `--fleet-concurrency=C` (jobs per worker, default 4).
+ * Every key lives under a random prefix `sbbench-fleet-<hex>`, removed at the end (and on failure).
+ */
+const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const kit = require('../lib/kit');
+const { startServer } = require('../lib/proc');
+const { quantile } = require('../lib/stats');
+const { REDIS_URL, connectRedis, usedMemory, redisCpuSeconds, memoryByKind, purgePrefix } = require('../lib/redis');
+
+const STORE = path.join(__dirname, '..', 'servers', 'fleet-store.js');
+const WORKER = path.join(__dirname, '..', 'servers', 'fleet-worker.js');
+const DAY = 86_400_000;
+const IN_FLIGHT = 64;
+const CYCLES = 3;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+/** The fleet's stores: ids, keys, catalog sizes 10–100 (spread evenly by a stride). */
+function fleetRegistry(n) {
+  return Array.from({ length: n }, (_, i) => ({ id: `shop-${String(i).padStart(5, '0')}`, key: randomBytes(12).toString('hex'), items: 10 + ((i * 37) % 91) }));
+}
+
+/** Runs `fn(item, index)` over `items`, `limit` at a time; resolves with the elapsed ms. */
+async function inFlight(items, limit, fn) {
+  const t0 = Date.now();
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return Date.now() - t0;
+}
+
+/** Collects the workers' run samples (`[due, start, end, ok]`, sent every second). */
+function collector(workers) {
+  const runs = [];
+  for (const w of workers) w.child.on('message', (m) => m && m.samples && runs.push(...m.samples));
+  return {
+    runs,
+    /** Asks every worker for the samples it has not sent yet. */
+    flush: () => Promise.all(workers.map((w) => w.ask('flush'))),
+  };
+}
+
+async function waitUntil(what, check, { timeoutMs, everyMs = 200 }) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`fleet: timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+const cpuOf = async (procs) => Promise.all(procs.map((p) => p.cpuMicros()));
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+/** Registration and removal of N schedules with no worker running: one at a time, then 64 in flight. */
+async function measureRegistration(ctx, registry) {
+  const queue = kit.sync().createSyncQueue({ connection: REDIS_URL, prefix: `${ctx.prefix}-reg` });
+  try {
+    const later = Date.now() + DAY;
+    const add = (e) => queue.addConnection({ id: e.id, intervalMs: DAY, startAt: later });
+    const remove = (e) => queue.removeConnection(e.id);
+    return {
+      sequential: { addMs: await inFlight(registry, 1, add), removeMs: await inFlight(registry, 1, remove) },
+      concurrent: { addMs: await inFlight(registry, IN_FLIGHT, add), removeMs: await inFlight(registry, IN_FLIGHT, remove) },
+    };
+  } finally {
+    await queue.queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await purgePrefix(ctx.redis, `${ctx.prefix}-reg`);
+  }
+}
+
+/** Start − due of the runs whose slot falls in [from, to), and how many of the expected ran. */
+function lagOf(runs, from, to, expected) {
+  const inWindow = runs.filter((r) => r[0] >= from && r[0] < to);
+  const lags = inWindow.map((r) => r[1] - r[0]);
+  return {
+    runs: inWindow.length,
+    expected,
+    notOk: inWindow.filter((r) => r[3] !== 1).length,
+    p50Ms: quantile(lags, 0.5),
+    p99Ms: quantile(lags, 0.99),
+    maxMs: lags.length ? Math.max(...lags) : NaN,
+  };
+}
+
+/** Key kinds of the sync namespace: BullMQ's and storebridge's, with ids and slots folded. */
+function keyKind(rest) {
+  return rest
+    .replace(/^sync:repeat:sync:[^:]+:\d+$/, 'sync:<next job of a schedule>')
+    .replace(/^sync:repeat:sync:[^:]+$/, 'sync:repeat:<schedule>')
+    .replace(/^sync:(?:repeat:sync:[^:]+:\d+|\d+):?(.*)$/, (_, tail) => `sync:<kept job>${tail ? `:${tail}` : ''}`)
+    .replace(/^sync@(state|lock|runs):.*$/, 'sync@$1:<id>');
+}
+
+/**
+ * Schedules every connection at `load` × capacity (first slots spread over the interval), runs
+ * `cycles` intervals, and reports the lag; `each(cycle)` is awaited at each cycle's end.
+ */
+async function loadPhase(ctx, round, load, cycles, each = async () => undefined) {
+  const { registry, queue, workers, samples } = round;
+  const n = registry.length;
+  const intervalMs = Math.round((n / (load * round.capacity.runsPerS)) * 1000);
+  const t0 = Date.now() + 2 * ctx.registration.concurrent.addMs + 2000;
+  await inFlight(registry, IN_FLIGHT, (e, i) => queue.addConnection({ id: e.id, intervalMs, startAt: t0 + Math.floor((i * intervalMs) / n) }));
+  await sleep(t0 - Date.now());
+  await Promise.all(workers.map((w) => w.ask('rss-window')));
+  const perCycle = [];
+  for (let c = 1; c <= cycles; c++) {
+    await sleep(t0 + c * intervalMs - Date.now());
+    perCycle.push(await each(c));
+  }
+  const end = t0 + cycles * intervalMs;
+  const expected = n * cycles;
+  const done = () => samples.runs.filter((r) => r[0] >= t0 && r[0] < end).length >= expected;
+  await waitUntil('the last runs of the phase', async () => (await samples.flush(), done()), { timeoutMs: intervalMs + 10_000 }).catch(() => undefined);
+  const result = { load, intervalMs, cycles, ...lagOf(samples.runs, t0, end, expected), perCycle };
+  return result;
+}
+
+async function workerRound(ctx, registry, w) {
+  const prefix = `${ctx.prefix}-w${w}`;
+  const n = registry.length;
+  const queue = kit.sync().createSyncQueue({ connection: REDIS_URL, prefix });
+  const workers = [];
+  try {
+    const memory0 = await usedMemory(ctx.redis);
+    // a. Capacity: a backlog of N runs due now, drained by W workers started after it is queued.
+    const now = Date.now();
+    await inFlight(registry, IN_FLIGHT, (e) => queue.addConnection({ id: e.id, intervalMs: DAY, startAt: now }));
+    for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)]));
+    const samples = collector(workers);
+    const [cpu0, store0, redis0, t0] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), Date.now()];
+    await waitUntil('the backlog to drain', async () => (await samples.flush(), samples.runs.length >= n), { timeoutMs: Math.max(120_000, n * 100) });
+    const [cpu1, store1, redis1, t1] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), Date.now()];
+    const ends = samples.runs.map((r) => r[2]).sort((a, b) => a - b);
+    const [from, to] = [ends[Math.floor(n * 0.1)], ends[Math.floor(n * 0.9)]];
+    const runsPerS = (Math.floor(n * 0.9) - Math.floor(n * 0.1)) / ((to - from) / 1000);
+    const capacity = {
+      runsPerS,
+      perWorkerRunsPerS: runsPerS / w,
+      drainMs: t1 - t0,
+      notOk: samples.runs.filter((r) => r[3] !== 1).length,
+      workerCpuMsPerRun: (sum(cpu1) - sum(cpu0)) / 1000 / n,
+      storeCpuMsPerRun: (store1 - store0) / 1000 / n,
+      redisCpuMsPerRun: ((redis1 - redis0) * 1000) / n,
+    };
+    await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
+    samples.runs.length = 0;
+
+    const round = { registry, queue, workers, samples, capacity };
+    // b. Lag at 50%, one cycle.
+    const lag50 = await loadPhase(ctx, round, 0.5, 1);
+    // c. Lag at 90% over 3 cycles, the workers' RSS per cycle, and Redis memory at the end.
+    const lag90 = await loadPhase(ctx, round, 0.9, CYCLES, async () => Promise.all(workers.map((p) => p.ask('rss-window'))));
+    const memory1 = await usedMemory(ctx.redis);
+    const byKind = await memoryByKind(ctx.redis, prefix, keyKind);
+    const rssByCycle = lag90.perCycle; // [cycle][worker] bytes
+    delete lag90.perCycle;
+    const peakRss = await Promise.all(workers.map((p) => p.peakRss()));
+    const removeMs = await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
+    return {
+      workers: w,
+      capacity,
+      lag50,
+      lag90,
+      redis: { infoBytesPerConnection: (memory1 - memory0) / n, keyBytesPerConnection: byKind.total / n, keys: byKind.keys, kinds: byKind.kinds },
+      rss: {
+        peakMb: Math.max(...peakRss) / 2 ** 20,
+        cyclesMb: rssByCycle.map((perWorker) => Math.max(...perWorker) / 2 ** 20),
+        growth: Math.max(...workers.map((_, i) => rssByCycle[CYCLES - 1][i] / rssByCycle[0][i])),
+      },
+      removeMs,
+    };
+  } finally {
+    await Promise.all(workers.map((p) => p.stop()));
+    await queue.queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await purgePrefix(ctx.redis, prefix);
+  }
+}
+
+/** `--fleet-NAME=VALUE` options forwarded by bench/run.js. */
+function option(args, name, fallback) {
+  const v = args[`fleet-${name}`];
+  return v === undefined ? fallback : v;
+}
+
+async function run({ quick, args = {} }) {
+  const n = Number(option(args, 'connections', quick ? 1_000 : 10_000));
+  const workerCounts = String(option(args, 'workers', quick ? '1,2' : '1,2,4')).split(',').map(Number);
+  const concurrency = Number(option(args, 'concurrency', 4));
+  const redis = await connectRedis();
+  if (!redis) return { skipped: `Redis does not answer at ${REDIS_URL.replace(/\/\/[^@/]*@/, '//')}` };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-fleet-'));
+  const registryFile = path.join(dir, 'registry.json');
+  const registry = fleetRegistry(n);
+  fs.writeFileSync(registryFile, JSON.stringify(registry), { mode: 0o600 });
+  const ctx = { prefix: `sbbench-fleet-${randomBytes(4).toString('hex')}`, redis, registryFile, concurrency };
+  let store;
+  try {
+    store = await startServer(STORE, [registryFile]);
+    Object.assign(ctx, { store, storeUrl: `http://127.0.0.1:${store.port}` });
+    ctx.registration = await measureRegistration(ctx, registry);
+    const rounds = [];
+    for (const w of workerCounts) {
+      process.stderr.write(`  fleet: ${n} connections, ${w} worker(s)…\n`);
+      rounds.push(await workerRound(ctx, registry, w));
+    }
+    return { connections: n, concurrency, items: '10–100', storeRssMb: (await store.peakRss()) / 2 ** 20, registration: ctx.registration, rounds };
+  } finally {
+    await store?.stop();
+    for (const suffix of ['-reg', ...workerCounts.map((w) => `-w${w}`)]) await purgePrefix(redis, ctx.prefix + suffix);
+    await redis.quit();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+module.exports = { run, keyKind };
