@@ -16,7 +16,9 @@
  *       250 ms) and Redis memory at the end: `INFO used_memory` against the namespace's start, and
  *       `MEMORY USAGE` of every key of the namespace by kind.
  * Options (after `--`): `--fleet-connections=N` (default 10,000; 1,000 with --quick),
- * `--fleet-workers=1,2,4` (1,2 with --quick), `--fleet-concurrency=C` (jobs per worker, default 4).
+ * `--fleet-workers=1,2,4` (1,2 with --quick), `--fleet-concurrency=C` (jobs per worker, default 4),
+ * `--fleet-dump=FILE` (appends every phase's runs `[due, start, end, ok, worker]` as a JSON line),
+ * `--fleet-profile=DIR` (workers run with `--cpu-prof` into DIR).
  * Every key lives under a random prefix `sbbench-fleet-<hex>`, removed at the end (and on failure).
  */
 const { randomBytes } = require('node:crypto');
@@ -25,7 +27,7 @@ const os = require('node:os');
 const path = require('node:path');
 const kit = require('../lib/kit');
 const { startServer } = require('../lib/proc');
-const { quantile } = require('../lib/stats');
+const { median, quantile } = require('../lib/stats');
 const { REDIS_URL, connectRedis, usedMemory, redisCpuSeconds, memoryByKind, purgePrefix } = require('../lib/redis');
 
 const STORE = path.join(__dirname, '..', 'servers', 'fleet-store.js');
@@ -55,10 +57,10 @@ async function inFlight(items, limit, fn) {
   return Date.now() - t0;
 }
 
-/** Collects the workers' run samples (`[due, start, end, ok]`, sent every second). */
+/** Collects the workers' run samples (`[due, start, end, ok]`, sent every second), each with its worker's index. */
 function collector(workers) {
   const runs = [];
-  for (const w of workers) w.child.on('message', (m) => m && m.samples && runs.push(...m.samples));
+  workers.forEach((w, i) => w.child.on('message', (m) => m && m.samples && m.samples.forEach((x) => runs.push([...x, i]))));
   return {
     runs,
     /** Asks every worker for the samples it has not sent yet. */
@@ -112,10 +114,38 @@ function lagOf(runs, from, to, expected) {
 /** Key kinds of the sync namespace: BullMQ's and storebridge's, with ids and slots folded. */
 function keyKind(rest) {
   return rest
-    .replace(/^sync:repeat:sync:[^:]+:\d+$/, 'sync:<next job of a schedule>')
     .replace(/^sync:repeat:sync:[^:]+$/, 'sync:repeat:<schedule>')
-    .replace(/^sync:(?:repeat:sync:[^:]+:\d+|\d+):?(.*)$/, (_, tail) => `sync:<kept job>${tail ? `:${tail}` : ''}`)
-    .replace(/^sync@(state|lock|runs):.*$/, 'sync@$1:<id>');
+    .replace(/^sync:(?:repeat:sync:[^:]+:\d+|\d+)(:.*)?$/, (_, tail) => `sync:<job>${tail ?? ''}`)
+    .replace(/^sync@(state|lock|history):.*$/, 'sync@$1:<id>');
+}
+
+/**
+ * What a connection's run history weighs once full: a 3-cycle run leaves a few runs per history, a
+ * service running for days `historySize`. For 20 connections, their real runs (cycled, each a
+ * further interval later, with the next job number) are recorded `historySize` times by the kit's
+ * `RedisSyncHealth` under a probe namespace, and its history key measured with `MEMORY USAGE`; the
+ * median. (The history is compressed, so it is filled with real, varying runs, not one repeated.)
+ */
+async function historyAtCap(redis, prefix, registry, intervalMs, historySize) {
+  const { RedisSyncHealth } = kit.sync();
+  const health = new RedisSyncHealth(redis, { prefix });
+  const probePrefix = `${prefix}-probe`;
+  const probe = new RedisSyncHealth(redis, { prefix: probePrefix, historySize });
+  const sizes = [];
+  for (const e of registry.slice(0, 20)) {
+    const runs = (await health.history(e.id)).reverse();
+    if (runs.length === 0 || historySize === 0) continue;
+    for (let j = 0; j < historySize; j++) {
+      const r = runs[j % runs.length];
+      const shift = (j - (j % runs.length)) * intervalMs;
+      const entity = (x) => ({ ...x, unchanged: 0, anomalies: 0, complete: true });
+      const report = { jobid: j + 1, resumed: r.resumed, products: entity(r.products), orders: entity(r.orders), ...(r.error ? { error: r.error } : {}) };
+      await probe.observe({ type: 'run', connection: e.id, outcome: r.outcome, report, startedAt: Date.parse(r.startedAt) + shift, endedAt: Date.parse(r.at) + shift, requests: r.requests, retries: r.retries, attempt: r.attempt, worker: r.worker });
+    }
+    sizes.push(Number(await redis.memory('USAGE', probe.historyKey(e.id), 'SAMPLES', 0)));
+  }
+  await purgePrefix(redis, probePrefix);
+  return sizes.length ? median(sizes) : 0;
 }
 
 /**
@@ -130,16 +160,22 @@ async function loadPhase(ctx, round, load, cycles, each = async () => undefined)
   await inFlight(registry, IN_FLIGHT, (e, i) => queue.addConnection({ id: e.id, intervalMs, startAt: t0 + Math.floor((i * intervalMs) / n) }));
   await sleep(t0 - Date.now());
   await Promise.all(workers.map((w) => w.ask('rss-window')));
+  const cpu0 = [await cpuOf(workers), await ctx.store.cpuMicros()];
   const perCycle = [];
   for (let c = 1; c <= cycles; c++) {
     await sleep(t0 + c * intervalMs - Date.now());
     perCycle.push(await each(c));
   }
+  const cpu1 = [await cpuOf(workers), await ctx.store.cpuMicros()];
   const end = t0 + cycles * intervalMs;
   const expected = n * cycles;
   const done = () => samples.runs.filter((r) => r[0] >= t0 && r[0] < end).length >= expected;
   await waitUntil('the last runs of the phase', async () => (await samples.flush(), done()), { timeoutMs: intervalMs + 10_000 }).catch(() => undefined);
-  const result = { load, intervalMs, cycles, ...lagOf(samples.runs, t0, end, expected), perCycle };
+  if (ctx.dump) fs.appendFileSync(ctx.dump, `${JSON.stringify({ workers: workers.length, load, intervalMs, t0, end, runs: samples.runs })}\n`);
+  const lag = lagOf(samples.runs, t0, end, expected);
+  const cpu = { workerCpuMsPerRun: (sum(cpu1[0]) - sum(cpu0[0])) / 1000 / lag.runs, storeCpuMsPerRun: (cpu1[1] - cpu0[1]) / 1000 / lag.runs };
+  const result = { load, intervalMs, cycles, ...lag, ...cpu, perCycle };
+  samples.runs.length = 0;
   return result;
 }
 
@@ -153,7 +189,8 @@ async function workerRound(ctx, registry, w) {
     // a. Capacity: a backlog of N runs due now, drained by W workers started after it is queued.
     const now = Date.now();
     await inFlight(registry, IN_FLIGHT, (e) => queue.addConnection({ id: e.id, intervalMs: DAY, startAt: now }));
-    for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)]));
+    const execArgv = ctx.profile ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profile}`] : [];
+    for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)], { execArgv }));
     const samples = collector(workers);
     const [cpu0, store0, redis0, t0] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), Date.now()];
     await waitUntil('the backlog to drain', async () => (await samples.flush(), samples.runs.length >= n), { timeoutMs: Math.max(120_000, n * 100) });
@@ -180,6 +217,9 @@ async function workerRound(ctx, registry, w) {
     const lag90 = await loadPhase(ctx, round, 0.9, CYCLES, async () => Promise.all(workers.map((p) => p.ask('rss-window'))));
     const memory1 = await usedMemory(ctx.redis);
     const byKind = await memoryByKind(ctx.redis, prefix, keyKind);
+    const historySize = kit.sync().DEFAULT_HISTORY_SIZE;
+    const historyBytes = byKind.kinds['sync@history:<id>']?.bytes ?? 0;
+    const fullHistory = await historyAtCap(ctx.redis, prefix, registry, lag90.intervalMs, historySize);
     const rssByCycle = lag90.perCycle; // [cycle][worker] bytes
     delete lag90.perCycle;
     const peakRss = await Promise.all(workers.map((p) => p.peakRss()));
@@ -189,7 +229,14 @@ async function workerRound(ctx, registry, w) {
       capacity,
       lag50,
       lag90,
-      redis: { infoBytesPerConnection: (memory1 - memory0) / n, keyBytesPerConnection: byKind.total / n, keys: byKind.keys, kinds: byKind.kinds },
+      redis: {
+        infoBytesPerConnection: (memory1 - memory0) / n,
+        keyBytesPerConnection: byKind.total / n,
+        historySize,
+        atHistoryCapPerConnection: (byKind.total - historyBytes) / n + fullHistory,
+        keys: byKind.keys,
+        kinds: byKind.kinds,
+      },
       rss: {
         peakMb: Math.max(...peakRss) / 2 ** 20,
         cyclesMb: rssByCycle.map((perWorker) => Math.max(...perWorker) / 2 ** 20),
@@ -221,7 +268,7 @@ async function run({ quick, args = {} }) {
   const registryFile = path.join(dir, 'registry.json');
   const registry = fleetRegistry(n);
   fs.writeFileSync(registryFile, JSON.stringify(registry), { mode: 0o600 });
-  const ctx = { prefix: `sbbench-fleet-${randomBytes(4).toString('hex')}`, redis, registryFile, concurrency };
+  const ctx = { prefix: `sbbench-fleet-${randomBytes(4).toString('hex')}`, redis, registryFile, concurrency, dump: option(args, 'dump', undefined), profile: option(args, 'profile', undefined) };
   let store;
   try {
     store = await startServer(STORE, [registryFile]);
@@ -235,7 +282,7 @@ async function run({ quick, args = {} }) {
     return { connections: n, concurrency, items: '10–100', storeRssMb: (await store.peakRss()) / 2 ** 20, registration: ctx.registration, rounds };
   } finally {
     await store?.stop();
-    for (const suffix of ['-reg', ...workerCounts.map((w) => `-w${w}`)]) await purgePrefix(redis, ctx.prefix + suffix);
+    for (const suffix of ['-reg', ...workerCounts.flatMap((w) => [`-w${w}`, `-w${w}-probe`])]) await purgePrefix(redis, ctx.prefix + suffix);
     await redis.quit();
     fs.rmSync(dir, { recursive: true, force: true });
   }
