@@ -81,6 +81,18 @@ function peakRss(pid) {
   }
 }
 
+/** The machine's CPU time so far, in seconds summed over its cores (`/proc/stat`): `{busy, total}`. */
+function machineCpu() {
+  try {
+    const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const idle = ticks[3] + (ticks[4] || 0);
+    const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busy: (total - idle) / 100, total: total / 100 };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+}
+
 /** Runs autocannon in its own process; resolves with its JSON result. */
 function autocannon(url, { connections = 10, durationS = 3, headers = {}, pipelining = 1 } = {}) {
   const args = [AUTOCANNON, '--json', '--no-progress', '-c', String(connections), '-d', String(durationS), '-p', String(pipelining)];
@@ -121,4 +133,4 @@ function runJson(script, args = [], { execArgv = [], env = {} } = {}) {
   });
 }
 
-module.exports = { ROOT, startServer, serveIpc, autocannon, runJson, peakRss };
+module.exports = { ROOT, startServer, serveIpc, autocannon, runJson, peakRss, machineCpu };

@@ -12,9 +12,9 @@
  *       the 10th and the 90th percentile of completions), and CPU per run of workers, store, Redis;
  *    b. lag at 50% of that capacity: each connection every N / (0.5 × capacity) seconds, first slots
  *       spread evenly over the interval; start − due of every run of one cycle;
- *    c. lag at 90%, over 3 cycles, with the workers' highest RSS in each cycle (sampled every
- *       250 ms) and Redis memory at the end: `INFO used_memory` against the namespace's start, and
- *       `MEMORY USAGE` of every key of the namespace by kind.
+ *    c. lag at 90%, over 3 cycles after one cycle of warm-up at that load, with the workers' highest
+ *       RSS in each cycle (sampled every 250 ms) and Redis memory at the end: `INFO used_memory`
+ *       against the namespace's start, and `MEMORY USAGE` of every key of the namespace by kind.
  * Options (after `--`): `--fleet-connections=N` (default 10,000; 1,000 with --quick),
  * `--fleet-workers=1,2,4` (1,2 with --quick), `--fleet-concurrency=C` (jobs per worker, default 4),
  * `--fleet-dump=FILE` (appends every phase's runs `[due, start, end, ok, worker]` as a JSON line),
@@ -26,7 +26,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const kit = require('../lib/kit');
-const { startServer } = require('../lib/proc');
+const { startServer, machineCpu } = require('../lib/proc');
 const { median, quantile } = require('../lib/stats');
 const { REDIS_URL, connectRedis, usedMemory, redisCpuSeconds, memoryByKind, purgePrefix } = require('../lib/redis');
 
@@ -149,34 +149,50 @@ async function historyAtCap(redis, prefix, registry, intervalMs, historySize) {
 }
 
 /**
- * Schedules every connection at `load` × capacity (first slots spread over the interval), runs
- * `cycles` intervals, and reports the lag; `each(cycle)` is awaited at each cycle's end.
+ * Schedules every connection at `load` × capacity (first slots spread over the interval), lets
+ * `warmup` cycles pass (the workers' heaps size themselves to the load), then measures `cycles`
+ * intervals: the lag and CPU (`phase`), and what `each(cycle)`, awaited at each measured cycle's
+ * end, returned (`perCycle`).
  */
-async function loadPhase(ctx, round, load, cycles, each = async () => undefined) {
+async function loadPhase(ctx, round, { load, cycles, warmup = 0, each = async () => undefined }) {
   const { registry, queue, workers, samples } = round;
   const n = registry.length;
   const intervalMs = Math.round((n / (load * round.capacity.runsPerS)) * 1000);
-  const t0 = Date.now() + 2 * ctx.registration.concurrent.addMs + 2000;
-  await inFlight(registry, IN_FLIGHT, (e, i) => queue.addConnection({ id: e.id, intervalMs, startAt: t0 + Math.floor((i * intervalMs) / n) }));
+  const start = Date.now() + 3 * ctx.registration.concurrent.addMs + 3000;
+  await inFlight(registry, IN_FLIGHT, (e, i) => queue.addConnection({ id: e.id, intervalMs, startAt: start + Math.floor((i * intervalMs) / n) }));
+  const t0 = start + warmup * intervalMs;
   await sleep(t0 - Date.now());
   await Promise.all(workers.map((w) => w.ask('rss-window')));
-  const cpu0 = [await cpuOf(workers), await ctx.store.cpuMicros()];
+  const cpu0 = [await cpuOf(workers), await ctx.store.cpuMicros(), machineCpu(), Date.now()];
   const perCycle = [];
   for (let c = 1; c <= cycles; c++) {
     await sleep(t0 + c * intervalMs - Date.now());
     perCycle.push(await each(c));
   }
-  const cpu1 = [await cpuOf(workers), await ctx.store.cpuMicros()];
+  const cpu1 = [await cpuOf(workers), await ctx.store.cpuMicros(), machineCpu(), Date.now()];
   const end = t0 + cycles * intervalMs;
   const expected = n * cycles;
   const done = () => samples.runs.filter((r) => r[0] >= t0 && r[0] < end).length >= expected;
   await waitUntil('the last runs of the phase', async () => (await samples.flush(), done()), { timeoutMs: intervalMs + 10_000 }).catch(() => undefined);
   if (ctx.dump) fs.appendFileSync(ctx.dump, `${JSON.stringify({ workers: workers.length, load, intervalMs, t0, end, runs: samples.runs })}\n`);
   const lag = lagOf(samples.runs, t0, end, expected);
-  const cpu = { workerCpuMsPerRun: (sum(cpu1[0]) - sum(cpu0[0])) / 1000 / lag.runs, storeCpuMsPerRun: (cpu1[1] - cpu0[1]) / 1000 / lag.runs };
-  const result = { load, intervalMs, cycles, ...lag, ...cpu, perCycle };
+  const seconds = (cpu1[3] - cpu0[3]) / 1000;
+  const workerMs = (sum(cpu1[0]) - sum(cpu0[0])) / 1000;
+  const storeMs = (cpu1[1] - cpu0[1]) / 1000;
+  const phase = {
+    load,
+    intervalMs,
+    cycles,
+    warmup,
+    ...lag,
+    workerCpuMsPerRun: workerMs / lag.runs,
+    storeCpuMsPerRun: storeMs / lag.runs,
+    // Cores busy on the whole machine, and in the workers and the store: the rest is Redis, this process and other work.
+    machineCores: (cpu1[2].busy - cpu0[2].busy) / seconds,
+    benchCores: (workerMs + storeMs) / 1000 / seconds,
+  };
   samples.runs.length = 0;
-  return result;
+  return { phase, perCycle };
 }
 
 async function workerRound(ctx, registry, w) {
@@ -192,9 +208,9 @@ async function workerRound(ctx, registry, w) {
     const execArgv = ctx.profile ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profile}`] : [];
     for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)], { execArgv }));
     const samples = collector(workers);
-    const [cpu0, store0, redis0, t0] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), Date.now()];
+    const [cpu0, store0, redis0, machine0, t0] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), machineCpu(), Date.now()];
     await waitUntil('the backlog to drain', async () => (await samples.flush(), samples.runs.length >= n), { timeoutMs: Math.max(120_000, n * 100) });
-    const [cpu1, store1, redis1, t1] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), Date.now()];
+    const [cpu1, store1, redis1, machine1, t1] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), machineCpu(), Date.now()];
     const ends = samples.runs.map((r) => r[2]).sort((a, b) => a - b);
     const [from, to] = [ends[Math.floor(n * 0.1)], ends[Math.floor(n * 0.9)]];
     const runsPerS = (Math.floor(n * 0.9) - Math.floor(n * 0.1)) / ((to - from) / 1000);
@@ -206,22 +222,23 @@ async function workerRound(ctx, registry, w) {
       workerCpuMsPerRun: (sum(cpu1) - sum(cpu0)) / 1000 / n,
       storeCpuMsPerRun: (store1 - store0) / 1000 / n,
       redisCpuMsPerRun: ((redis1 - redis0) * 1000) / n,
+      machineCores: (machine1.busy - machine0.busy) / ((t1 - t0) / 1000),
+      benchCores: (sum(cpu1) - sum(cpu0) + store1 - store0) / 1000 / (t1 - t0),
     };
     await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
     samples.runs.length = 0;
 
     const round = { registry, queue, workers, samples, capacity };
     // b. Lag at 50%, one cycle.
-    const lag50 = await loadPhase(ctx, round, 0.5, 1);
+    const { phase: lag50 } = await loadPhase(ctx, round, { load: 0.5, cycles: 1 });
     // c. Lag at 90% over 3 cycles, the workers' RSS per cycle, and Redis memory at the end.
-    const lag90 = await loadPhase(ctx, round, 0.9, CYCLES, async () => Promise.all(workers.map((p) => p.ask('rss-window'))));
+    const rssWindow = async () => Promise.all(workers.map((p) => p.ask('rss-window')));
+    const { phase: lag90, perCycle: memoryByCycle } = await loadPhase(ctx, round, { load: 0.9, cycles: CYCLES, warmup: 1, each: rssWindow });
     const memory1 = await usedMemory(ctx.redis);
     const byKind = await memoryByKind(ctx.redis, prefix, keyKind);
     const historySize = kit.sync().DEFAULT_HISTORY_SIZE;
     const historyBytes = byKind.kinds['sync@history:<id>']?.bytes ?? 0;
     const fullHistory = await historyAtCap(ctx.redis, prefix, registry, lag90.intervalMs, historySize);
-    const rssByCycle = lag90.perCycle; // [cycle][worker] bytes
-    delete lag90.perCycle;
     const peakRss = await Promise.all(workers.map((p) => p.peakRss()));
     const removeMs = await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
     return {
@@ -239,8 +256,9 @@ async function workerRound(ctx, registry, w) {
       },
       rss: {
         peakMb: Math.max(...peakRss) / 2 ** 20,
-        cyclesMb: rssByCycle.map((perWorker) => Math.max(...perWorker) / 2 ** 20),
-        growth: Math.max(...workers.map((_, i) => rssByCycle[CYCLES - 1][i] / rssByCycle[0][i])),
+        cyclesMb: memoryByCycle.map((perWorker) => Math.max(...perWorker.map((m) => m.rss)) / 2 ** 20),
+        growth: Math.max(...workers.map((_, i) => memoryByCycle[CYCLES - 1][i].rss / memoryByCycle[0][i].rss)),
+        heapFloorCyclesMb: memoryByCycle.map((perWorker) => Math.max(...perWorker.map((m) => m.heapMin)) / 2 ** 20),
       },
       removeMs,
     };
