@@ -195,73 +195,88 @@ async function loadPhase(ctx, round, { load, cycles, warmup = 0, each = async ()
   return { phase, perCycle };
 }
 
+/** Capacity: a backlog of N runs due now (queued before the workers start), drained by the workers. */
+async function measureCapacity(ctx, round, startWorkers) {
+  const { registry, queue } = round;
+  const n = registry.length;
+  const now = Date.now();
+  await inFlight(registry, IN_FLIGHT, (e) => queue.addConnection({ id: e.id, intervalMs: DAY, startAt: now }));
+  const workers = await startWorkers();
+  const samples = collector(workers);
+  const reading = async () => ({ workers: sum(await cpuOf(workers)), store: await ctx.store.cpuMicros(), redis: await redisCpuSeconds(ctx.redis), machine: machineCpu().busy, t: Date.now() });
+  const r0 = await reading();
+  await waitUntil('the backlog to drain', async () => (await samples.flush(), samples.runs.length >= n), { timeoutMs: Math.max(120_000, n * 100) });
+  const r1 = await reading();
+  const ends = samples.runs.map((r) => r[2]).sort((x, y) => x - y);
+  const [i10, i90] = [Math.floor(n * 0.1), Math.floor(n * 0.9)];
+  const runsPerS = (i90 - i10) / ((ends[i90] - ends[i10]) / 1000);
+  const ms = r1.t - r0.t;
+  const capacity = {
+    runsPerS,
+    perWorkerRunsPerS: runsPerS / workers.length,
+    drainMs: ms,
+    notOk: samples.runs.filter((r) => r[3] !== 1).length,
+    workerCpuMsPerRun: (r1.workers - r0.workers) / 1000 / n,
+    storeCpuMsPerRun: (r1.store - r0.store) / 1000 / n,
+    redisCpuMsPerRun: ((r1.redis - r0.redis) * 1000) / n,
+    machineCores: (r1.machine - r0.machine) / (ms / 1000),
+    benchCores: (r1.workers - r0.workers + r1.store - r0.store) / 1000 / ms,
+  };
+  await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
+  samples.runs.length = 0;
+  return { workers, samples, capacity };
+}
+
+/** Redis memory per connection now: `INFO` against `memory0`, `MEMORY USAGE` by kind, and with full histories. */
+async function measureRedis(ctx, prefix, registry, memory0, intervalMs) {
+  const n = registry.length;
+  const memory1 = await usedMemory(ctx.redis);
+  const byKind = await memoryByKind(ctx.redis, prefix, keyKind);
+  const historySize = kit.sync().DEFAULT_HISTORY_SIZE;
+  const historyBytes = byKind.kinds['sync@history:<id>']?.bytes ?? 0;
+  const fullHistory = await historyAtCap(ctx.redis, prefix, registry, intervalMs, historySize);
+  return {
+    infoBytesPerConnection: (memory1 - memory0) / n,
+    keyBytesPerConnection: byKind.total / n,
+    historySize,
+    atHistoryCapPerConnection: (byKind.total - historyBytes) / n + fullHistory,
+    keys: byKind.keys,
+    kinds: byKind.kinds,
+  };
+}
+
+/** The workers' memory over the measured cycles (`[cycle][worker] {rss, heapMin}`), and their peaks. */
+function rssOf(memoryByCycle, peakRss) {
+  const mb = (b) => b / 2 ** 20;
+  const last = memoryByCycle.length - 1;
+  return {
+    peakMb: mb(Math.max(...peakRss)),
+    cyclesMb: memoryByCycle.map((perWorker) => mb(Math.max(...perWorker.map((m) => m.rss)))),
+    growth: Math.max(...peakRss.map((_, i) => memoryByCycle[last][i].rss / memoryByCycle[0][i].rss)),
+    heapFloorCyclesMb: memoryByCycle.map((perWorker) => mb(Math.max(...perWorker.map((m) => m.heapMin)))),
+  };
+}
+
+/** One worker count W on a namespace of its own: capacity, lag at 50% and 90%, Redis memory, worker RSS. */
 async function workerRound(ctx, registry, w) {
   const prefix = `${ctx.prefix}-w${w}`;
-  const n = registry.length;
   const queue = kit.sync().createSyncQueue({ connection: REDIS_URL, prefix });
   const workers = [];
+  const execArgv = ctx.profile ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profile}`] : [];
+  const startWorkers = async () => {
+    for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)], { execArgv }));
+    return workers;
+  };
   try {
     const memory0 = await usedMemory(ctx.redis);
-    // a. Capacity: a backlog of N runs due now, drained by W workers started after it is queued.
-    const now = Date.now();
-    await inFlight(registry, IN_FLIGHT, (e) => queue.addConnection({ id: e.id, intervalMs: DAY, startAt: now }));
-    const execArgv = ctx.profile ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profile}`] : [];
-    for (let i = 0; i < w; i++) workers.push(await startServer(WORKER, [ctx.registryFile, ctx.storeUrl, REDIS_URL, prefix, String(ctx.concurrency)], { execArgv }));
-    const samples = collector(workers);
-    const [cpu0, store0, redis0, machine0, t0] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), machineCpu(), Date.now()];
-    await waitUntil('the backlog to drain', async () => (await samples.flush(), samples.runs.length >= n), { timeoutMs: Math.max(120_000, n * 100) });
-    const [cpu1, store1, redis1, machine1, t1] = [await cpuOf(workers), await ctx.store.cpuMicros(), await redisCpuSeconds(ctx.redis), machineCpu(), Date.now()];
-    const ends = samples.runs.map((r) => r[2]).sort((a, b) => a - b);
-    const [from, to] = [ends[Math.floor(n * 0.1)], ends[Math.floor(n * 0.9)]];
-    const runsPerS = (Math.floor(n * 0.9) - Math.floor(n * 0.1)) / ((to - from) / 1000);
-    const capacity = {
-      runsPerS,
-      perWorkerRunsPerS: runsPerS / w,
-      drainMs: t1 - t0,
-      notOk: samples.runs.filter((r) => r[3] !== 1).length,
-      workerCpuMsPerRun: (sum(cpu1) - sum(cpu0)) / 1000 / n,
-      storeCpuMsPerRun: (store1 - store0) / 1000 / n,
-      redisCpuMsPerRun: ((redis1 - redis0) * 1000) / n,
-      machineCores: (machine1.busy - machine0.busy) / ((t1 - t0) / 1000),
-      benchCores: (sum(cpu1) - sum(cpu0) + store1 - store0) / 1000 / (t1 - t0),
-    };
-    await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
-    samples.runs.length = 0;
-
-    const round = { registry, queue, workers, samples, capacity };
-    // b. Lag at 50%, one cycle.
+    const round = { registry, queue, ...(await measureCapacity(ctx, { registry, queue }, startWorkers)) };
     const { phase: lag50 } = await loadPhase(ctx, round, { load: 0.5, cycles: 1 });
-    // c. Lag at 90% over 3 cycles, the workers' RSS per cycle, and Redis memory at the end.
-    const rssWindow = async () => Promise.all(workers.map((p) => p.ask('rss-window')));
-    const { phase: lag90, perCycle: memoryByCycle } = await loadPhase(ctx, round, { load: 0.9, cycles: CYCLES, warmup: 1, each: rssWindow });
-    const memory1 = await usedMemory(ctx.redis);
-    const byKind = await memoryByKind(ctx.redis, prefix, keyKind);
-    const historySize = kit.sync().DEFAULT_HISTORY_SIZE;
-    const historyBytes = byKind.kinds['sync@history:<id>']?.bytes ?? 0;
-    const fullHistory = await historyAtCap(ctx.redis, prefix, registry, lag90.intervalMs, historySize);
-    const peakRss = await Promise.all(workers.map((p) => p.peakRss()));
-    const removeMs = await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
-    return {
-      workers: w,
-      capacity,
-      lag50,
-      lag90,
-      redis: {
-        infoBytesPerConnection: (memory1 - memory0) / n,
-        keyBytesPerConnection: byKind.total / n,
-        historySize,
-        atHistoryCapPerConnection: (byKind.total - historyBytes) / n + fullHistory,
-        keys: byKind.keys,
-        kinds: byKind.kinds,
-      },
-      rss: {
-        peakMb: Math.max(...peakRss) / 2 ** 20,
-        cyclesMb: memoryByCycle.map((perWorker) => Math.max(...perWorker.map((m) => m.rss)) / 2 ** 20),
-        growth: Math.max(...workers.map((_, i) => memoryByCycle[CYCLES - 1][i].rss / memoryByCycle[0][i].rss)),
-        heapFloorCyclesMb: memoryByCycle.map((perWorker) => Math.max(...perWorker.map((m) => m.heapMin)) / 2 ** 20),
-      },
-      removeMs,
-    };
+    const rssWindow = () => Promise.all(workers.map((p) => p.ask('rss-window')));
+    const { phase: lag90, perCycle } = await loadPhase(ctx, round, { load: 0.9, cycles: CYCLES, warmup: 1, each: rssWindow });
+    const redis = await measureRedis(ctx, prefix, registry, memory0, lag90.intervalMs);
+    const rss = rssOf(perCycle, await Promise.all(workers.map((p) => p.peakRss())));
+    await inFlight(registry, IN_FLIGHT, (e) => queue.removeConnection(e.id));
+    return { workers: w, capacity: round.capacity, lag50, lag90, redis, rss };
   } finally {
     await Promise.all(workers.map((p) => p.stop()));
     await queue.queue.obliterate({ force: true }).catch(() => undefined);
@@ -306,4 +321,4 @@ async function run({ quick, args = {} }) {
   }
 }
 
-module.exports = { run, keyKind };
+module.exports = { run };
