@@ -158,7 +158,7 @@ function fleetRows(f, add) {
     worst((r) => r.redis.atHistoryCapPerConnection) <= 4096,
     `as measured after the runs: INFO ${per((r) => kb(r.redis.infoBytesPerConnection))}; MEMORY USAGE of the keys ${per((r) => kb(r.redis.keyBytesPerConnection))}`,
   );
-  add('7e fleet: worker RSS, highest of cycle 3 ÷ cycle 1 at 90% (after a warm-up cycle)', per((r) => `${r.rss.growth.toFixed(2)}×`), '≤ 1.1×', worst((r) => r.rss.growth) <= 1.1, `peak RSS ${per((r) => `${r.rss.peakMb.toFixed(0)} MiB`)}; heap floor per cycle ${per((r) => r.rss.heapFloorCyclesMb.map((x) => x.toFixed(0)).join(' → ') + ' MiB')}; store process ${f.storeRssMb.toFixed(0)} MiB`);
+  add('7e fleet: worker RSS, highest of cycle 3 ÷ cycle 1 at 90% (after a warm-up cycle)', per((r) => `${r.rss.growth.toFixed(2)}×`), '≤ 1.1×', worst((r) => r.rss.growth) <= 1.1, `peak RSS ${per((r) => `${r.rss.peakMb.toFixed(0)} MiB`)}; heap floor per cycle ${per((r) => r.rss.heapFloorCyclesMb.map((x) => x.toFixed(0)).join(' → ') + ' MiB')}${f.rounds[0].rss.externalFloorCyclesMb ? `; off-heap floor ${per((r) => r.rss.externalFloorCyclesMb.map((x) => x.toFixed(1)).join(' → ') + ' MiB')}` : ''}; store process ${f.storeRssMb.toFixed(0)} MiB`);
 }
 
 const IN_FLIGHT_NOTE = '64 in flight';

@@ -245,7 +245,7 @@ async function measureRedis(ctx, prefix, registry, memory0, intervalMs) {
   };
 }
 
-/** The workers' memory over the measured cycles (`[cycle][worker] {rss, heapMin}`), and their peaks. */
+/** The workers' memory over the measured cycles (`[cycle][worker] {rss, heapMin, externalMin}`), and their peaks. */
 function rssOf(memoryByCycle, peakRss) {
   const mb = (b) => b / 2 ** 20;
   const last = memoryByCycle.length - 1;
@@ -254,6 +254,7 @@ function rssOf(memoryByCycle, peakRss) {
     cyclesMb: memoryByCycle.map((perWorker) => mb(Math.max(...perWorker.map((m) => m.rss)))),
     growth: Math.max(...peakRss.map((_, i) => memoryByCycle[last][i].rss / memoryByCycle[0][i].rss)),
     heapFloorCyclesMb: memoryByCycle.map((perWorker) => mb(Math.max(...perWorker.map((m) => m.heapMin)))),
+    externalFloorCyclesMb: memoryByCycle.map((perWorker) => mb(Math.max(...perWorker.map((m) => m.externalMin)))),
   };
 }
 

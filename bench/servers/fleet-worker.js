@@ -10,8 +10,9 @@
  * `[due, start, end, ok]` per finished run (Unix ms; `due` is the job's slot, `start` the moment
  * BullMQ handed the job to this worker, `ok` 1 when the run completed and saw the store's whole
  * catalog) — sent, not kept, so the worker's memory is the kit's alone. It answers `{ask: 'cpu'}`,
- * `{ask: 'rss'}` (peak RSS since start) and `{ask: 'rss-window'}` (`{rss, heapMin}`: the highest
- * RSS and the lowest heap in use, sampled every 250 ms since the previous such question).
+ * `{ask: 'rss'}` (peak RSS since start) and `{ask: 'rss-window'}` (`{rss, heapMin, externalMin}`:
+ * the highest RSS and the lowest heap and off-heap memory in use, sampled every 250 ms since the
+ * previous such question).
  */
 const fs = require('node:fs');
 const kit = require('../lib/kit');
@@ -76,22 +77,26 @@ async function main() {
   });
   worker.worker.on('active', (job) => started.set(job.id, [dueOf(job), Date.now()]));
 
-  // Each cycle's highest RSS, and its lowest heap in use (the floor after collections: a leak raises it).
+  // Each cycle's highest RSS, and its lowest heap and off-heap memory in use (the floors after
+  // collections: a leak raises them).
   let windowMax = 0;
   let heapMin = Infinity;
+  let externalMin = Infinity;
   const sampler = setInterval(() => {
     const m = process.memoryUsage();
     windowMax = Math.max(windowMax, m.rss);
     heapMin = Math.min(heapMin, m.heapUsed);
+    externalMin = Math.min(externalMin, m.external);
   }, 250);
   const flusher = setInterval(() => {
     if (samples.length) process.send({ samples }), (samples = []);
   }, 1000);
   process.on('message', (m) => {
     if (m && m.ask === 'rss-window') {
-      process.send({ answer: 'rss-window', value: { rss: Math.max(windowMax, process.memoryUsage.rss()), heapMin } });
+      process.send({ answer: 'rss-window', value: { rss: Math.max(windowMax, process.memoryUsage.rss()), heapMin, externalMin } });
       windowMax = 0;
       heapMin = Infinity;
+      externalMin = Infinity;
     }
     if (m && m.ask === 'flush') {
       process.send({ samples });
