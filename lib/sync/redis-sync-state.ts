@@ -200,7 +200,7 @@ export class RedisRunLock {
   }
 }
 
-/** The version tag of `encodeRun`'s layout (first member). */
+/** The version tag of `encodeRun`'s layout (its first member; runs were JSON objects before). */
 const RUN_LAYOUT = 2;
 
 type EncodedEntity = [number, number, number, number, number, (number | null)?, (number | null)?];
@@ -220,14 +220,14 @@ function decodeEntity(a: EncodedEntity): LastRunEntity {
 }
 
 /**
- * A run as Redis keeps it (a value of the health hash, an entry of a history list): a JSON array in
- * a fixed order, without the connection (the hash field or the list's key names it), times as Unix
- * ms, `startedAt` only when it is not `at − durationMs`:
+ * A run as Redis keeps it (a value of the health hash, a line of a connection's history): a JSON
+ * array in a fixed order, without the connection (the hash field or the history's key names it),
+ * times as Unix ms, `startedAt` only when it is not `at − durationMs`:
  * `[2, outcome, at, durationMs, jobid, resumed 0|1, attempt, worker|null, products, orders, requests,
  * retries, error|null, lastOkAt|null, startedAt?]`, an entity `[count, seen, written, invalid,
- * duplicates, normalised?, fetchedById?]`, trailing absent members left out. About 90 bytes for a
+ * duplicates, normalised?, fetchedById?]`, trailing absent members left out. About 110 bytes for a
  * run that went well, against about 480 as a JSON object: a fleet keeps a history per connection
- * (docs/scaling-sync.md → Redis memory).
+ * (docs/scaling-sync.md → Run history, Fleet scale).
  */
 export function encodeRun(run: LastRun | RunRecord): string {
   const at = Date.parse(run.at);
@@ -311,7 +311,7 @@ export class RedisSyncHealth implements SyncObserver, SyncHistorySource {
 
   /**
    * The key of a connection's run history: its runs newest first, one `encodeRun` line each,
-   * deflated into one string (50 runs take about 1 KB: docs/scaling-sync.md → Redis memory).
+   * deflated into one string (50 runs take about 1 KB: docs/scaling-sync.md → Run history).
    */
   historyKey(connection: string): string {
     return `${this.ns}@history:${connection}`;

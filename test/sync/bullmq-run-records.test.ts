@@ -1,5 +1,5 @@
 /**
- * How the workers' health keeps runs in Redis at fleet scale (docs/scaling-sync.md → Redis memory):
+ * How the workers' health keeps runs in Redis at fleet scale (docs/scaling-sync.md → Run history, Fleet scale):
  * each run in the compact layout of `encodeRun` (read back exactly, and the JSON objects of earlier
  * versions still read), each connection's history deflated into one string — 50 runs in about
  * 1 KB — and the workers' `historySize` option.
