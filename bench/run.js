@@ -2,7 +2,7 @@
 'use strict';
 /**
  * storebridge benchmarks: `npm run bench` (full) or `npm run bench:quick` (under 2 minutes).
- *   node bench/run.js [--quick] [--only a,b] [--clean]
+ *   node bench/run.js [--quick] [--only a,b] [--clean] [--fleet-connections=N …]
  * Builds dist/ when it is missing or older than the sources, runs each section in its own process
  * (servers and the load generator in further processes of their own), writes
  * bench/results/<time>.json and bench/results/latest.json, and prints a markdown table.
@@ -18,7 +18,9 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const onlyArg = argv.find((a) => a.startsWith('--only'));
 const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',') : undefined;
-const SECTIONS = ['serve-page', 'bindings', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync', 'stub-resync'];
+// `--fleet-NAME=VALUE` options go to the fleet section (bench/sections/fleet.js).
+const forwarded = argv.filter((a) => /^--fleet-[a-z-]+=/.test(a));
+const SECTIONS = ['serve-page', 'bindings', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync', 'stub-resync', 'fleet'];
 
 function newestMtime(dir) {
   let t = 0;
@@ -45,7 +47,7 @@ function ensureBuilt() {
 
 function runSection(name) {
   const { spawnSync } = require('node:child_process');
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'section.js'), name, ...(quick ? ['--quick'] : [])], {
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'section.js'), name, ...(quick ? ['--quick'] : []), ...forwarded], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 * 2 ** 20,

@@ -41,6 +41,8 @@ function wrap(child, ready) {
     ...ready,
     pid: child.pid,
     child,
+    /** Asks the child a question of its IPC protocol (`cpu`, `rss`, or one of its own); resolves with the answer. */
+    ask,
     /** Microseconds of CPU (user + system) used by the server so far. */
     cpuMicros: async () => {
       const c = await ask('cpu');
@@ -76,6 +78,18 @@ function peakRss(pid) {
     return m ? Number(m[1]) * 1024 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The machine's CPU time so far, in seconds summed over its cores (`/proc/stat`): `{busy, total}`. */
+function machineCpu() {
+  try {
+    const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const idle = ticks[3] + (ticks[4] || 0);
+    const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busy: (total - idle) / 100, total: total / 100 };
+  } catch {
+    return { busy: NaN, total: NaN };
   }
 }
 
@@ -119,4 +133,4 @@ function runJson(script, args = [], { execArgv = [], env = {} } = {}) {
   });
 }
 
-module.exports = { ROOT, startServer, serveIpc, autocannon, runJson, peakRss };
+module.exports = { ROOT, startServer, serveIpc, autocannon, runJson, peakRss, machineCpu };

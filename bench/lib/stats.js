@@ -38,6 +38,13 @@ function ratios(a, b) {
   return a.map((x, i) => x / b[i]);
 }
 
+/** The `q` quantile (0–1) of `values`, nearest rank. */
+function quantile(values, q) {
+  if (values.length === 0) return NaN;
+  const s = Float64Array.from(values).sort();
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+}
+
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
-module.exports = { median, summary, fmt, alternate, ratios, nowMs };
+module.exports = { median, summary, fmt, alternate, ratios, quantile, nowMs };

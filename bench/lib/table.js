@@ -108,6 +108,8 @@ function table(results) {
     );
   } else if (failed('stub-resync')) add('6 stub re-sync', 'failed', '', false, sr.error);
 
+  fleetRows(s.fleet, add);
+
   const m = results.machine;
   return [
     `storebridge bench (${results.mode}) ${results.date} — ${m.nproc} CPUs (${m.cpu}), ${m.memory}, Node ${m.node}, load ${m.load.join(' ')}; ${results.totalSeconds.toFixed(0)} s`,
@@ -118,5 +120,47 @@ function table(results) {
     ...rows,
   ].join('\n');
 }
+
+const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+const sec = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const lagText = (l) => `p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms (${l.runs.toLocaleString('en')} of ${l.expected.toLocaleString('en')} slots ran${l.notOk ? `, ${l.notOk} not ok` : ''})`;
+
+/** Rows 7a–7e: the fleet section (bench/sections/fleet.js). */
+function fleetRows(f, add) {
+  if (!f) return;
+  if (f.error || f.skipped) return add('7 fleet', f.skipped ? 'skipped' : 'failed', '', f.skipped ? undefined : false, f.skipped ?? f.error);
+  const n = f.connections.toLocaleString('en');
+  const per = (fn) => f.rounds.map((r) => `${r.workers} worker${r.workers > 1 ? 's' : ''} ${fn(r)}`).join('; ');
+  const reg = f.registration;
+  add(`7a fleet: register / remove ${n} schedules`, `${sec(reg.sequential.addMs)} / ${sec(reg.sequential.removeMs)} one at a time`, 'report', undefined, `${IN_FLIGHT_NOTE}: ${sec(reg.concurrent.addMs)} / ${sec(reg.concurrent.removeMs)}`);
+  add(
+    `7b fleet: sustained runs/s per worker process (${n} stores of ${f.items} items, concurrency ${f.concurrency})`,
+    per((r) => r.capacity.perWorkerRunsPerS.toFixed(0)),
+    'report',
+    undefined,
+    `CPU ms per run, worker / store / Redis: ${per((r) => `${r.capacity.workerCpuMsPerRun.toFixed(1)} / ${r.capacity.storeCpuMsPerRun.toFixed(1)} / ${r.capacity.redisCpuMsPerRun.toFixed(1)}`)}; while draining, cores busy on the machine / in workers + store: ${per((r) => `${r.capacity.machineCores?.toFixed(1)} / ${r.capacity.benchCores?.toFixed(1)}`)}`,
+  );
+  for (const r of f.rounds) {
+    const busy = (l) => `machine ${l.machineCores.toFixed(1)} cores busy, workers + store ${l.benchCores.toFixed(1)}`;
+    add(
+      `7c fleet, ${r.workers} worker${r.workers > 1 ? 's' : ''}: schedule lag p99 at 90% of capacity`,
+      `${r.lag90.p99Ms} ms`,
+      '≤ 1 s',
+      r.lag90.p99Ms <= 1000 && r.lag90.runs === r.lag90.expected,
+      `90% (every ${sec(r.lag90.intervalMs)}, ${r.lag90.cycles} cycles after ${r.lag90.warmup} of warm-up): ${lagText(r.lag90)}, ${busy(r.lag90)}; 50% (every ${sec(r.lag50.intervalMs)}): ${lagText(r.lag50)}, ${busy(r.lag50)}`,
+    );
+  }
+  const worst = (fn) => Math.max(...f.rounds.map(fn));
+  add(
+    `7d fleet: Redis memory per connection (${f.rounds[0].redis.historySize}-run history at its cap)`,
+    per((r) => kb(r.redis.atHistoryCapPerConnection)),
+    '≤ 4 KB',
+    worst((r) => r.redis.atHistoryCapPerConnection) <= 4096,
+    `as measured after the runs: INFO ${per((r) => kb(r.redis.infoBytesPerConnection))}; MEMORY USAGE of the keys ${per((r) => kb(r.redis.keyBytesPerConnection))}`,
+  );
+  add('7e fleet: worker RSS, highest of cycle 3 ÷ cycle 1 at 90% (after a warm-up cycle)', per((r) => `${r.rss.growth.toFixed(2)}×`), '≤ 1.1×', worst((r) => r.rss.growth) <= 1.1, `peak RSS ${per((r) => `${r.rss.peakMb.toFixed(0)} MiB`)}; heap floor per cycle ${per((r) => r.rss.heapFloorCyclesMb.map((x) => x.toFixed(0)).join(' → ') + ' MiB')}${f.rounds[0].rss.externalFloorCyclesMb ? `; off-heap floor ${per((r) => r.rss.externalFloorCyclesMb.map((x) => x.toFixed(1)).join(' → ') + ' MiB')}` : ''}; store process ${f.storeRssMb.toFixed(0)} MiB`);
+}
+
+const IN_FLIGHT_NOTE = '64 in flight';
 
 module.exports = { table };

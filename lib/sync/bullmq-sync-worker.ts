@@ -21,6 +21,7 @@ import type { StoreClientOptions } from '../client/client-options';
 import type { CheckpointStore } from './checkpoint-store';
 import { runSync, type RunError, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
 import { SyncRunFailedError } from './sync-errors';
+import { checkHistorySize } from './sync-health';
 import { notifyObservers, runObservation, type SyncObserver, type SyncOutcome } from './sync-observer';
 import { checkConnectionId, SYNC_JOB_BACKOFF, syncJobRetry, type SyncJobData } from './bullmq-sync-queue';
 import { loadBullmq } from './bullmq-load';
@@ -69,6 +70,8 @@ export interface SyncWorkerOptions extends SyncNamespaceOptions {
   observers?: readonly SyncObserver[];
   /** Record each connection's last run in Redis for `syncHealthHandler(worker.health)`. Default true. */
   recordHealth?: boolean;
+  /** Runs kept in each connection's history in Redis (the dashboard's charts and tables). Default 50; 0 keeps none. */
+  historySize?: number;
   /** Progress events of runs, with the job they belong to. */
   onEvent?(event: SyncEvent, context: { connectionId: string; jobId: string }): void;
   /** Worker-level errors (Redis connection, scheduling); default: ignored. */
@@ -212,9 +215,10 @@ function workerParts(options: SyncWorkerOptions): WorkerParts {
   const name = options.name ?? `${hostname()}:${process.pid}`;
   if (typeof name !== 'string' || name === '' || name.includes('|')) throw new InvalidOptionError('name', 'must be a non-empty string without "|"');
   const retry = syncJobRetry({ retry: options.retry });
+  const historySize = checkHistorySize(options.historySize);
   const { redis, owned } = redisClient(options.connection);
   const ns = { prefix, queueName };
-  const health = new RedisSyncHealth(redis, ns);
+  const health = new RedisSyncHealth(redis, { ...ns, historySize });
   return {
     options,
     name,

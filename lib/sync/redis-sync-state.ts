@@ -4,14 +4,15 @@
  *
  * Keys, for a namespace `NS` (`<prefix>:<queue>` of the BullMQ queue, `storebridge:sync` by
  * default): `NS@state:<connection>` (JSON `SyncState`), `NS@lock:<connection>` (the run lock's
- * token, with a TTL), `NS@health` (a hash: connection → JSON `LastRun`), `NS@runs:<connection>` (a
- * list of JSON `RunRecord`, newest first, trimmed to the history size). The `@` keeps them apart
- * from BullMQ's own `NS:*` keys.
+ * token, with a TTL), `NS@health` (a hash: connection → its last run), `NS@history:<connection>`
+ * (its last runs, newest first, trimmed to the history size, deflated), every run in the compact
+ * layout of `encodeRun`. The `@` keeps them apart from BullMQ's own `NS:*` keys.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { InvalidOptionError, StorebridgeError } from '../errors';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
-import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type RunRecord, type SyncHistorySource } from './sync-health';
+import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type LastRunEntity, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
 import { asIoredis } from './redis-connect';
 
@@ -199,15 +200,95 @@ export class RedisRunLock {
   }
 }
 
+/** The version tag of `encodeRun`'s layout (its first member; runs were JSON objects before). */
+const RUN_LAYOUT = 2;
+
+type EncodedEntity = [number, number, number, number, number, (number | null)?, (number | null)?];
+
+/** Drops trailing `null`s (absent optional members) from a positional array. */
+function trimmed<T extends unknown[]>(a: T): T {
+  let end = a.length;
+  while (end > 0 && a[end - 1] === null) end--;
+  return a.slice(0, end) as T;
+}
+
+const encodeEntity = (e: LastRunEntity): EncodedEntity => trimmed([e.count, e.seen, e.written, e.invalid, e.duplicates, e.normalised ?? null, e.fetchedById ?? null]);
+
+function decodeEntity(a: EncodedEntity): LastRunEntity {
+  const [count, seen, written, invalid, duplicates, normalised, fetchedById] = a;
+  return { count, seen, written, invalid, duplicates, ...(normalised != null ? { normalised } : {}), ...(fetchedById != null ? { fetchedById } : {}) };
+}
+
+/**
+ * A run as Redis keeps it (a value of the health hash, a line of a connection's history): a JSON
+ * array in a fixed order, without the connection (the hash field or the history's key names it),
+ * times as Unix ms, `startedAt` only when it is not `at − durationMs`:
+ * `[2, outcome, at, durationMs, jobid, resumed 0|1, attempt, worker|null, products, orders, requests,
+ * retries, error|null, lastOkAt|null, startedAt?]`, an entity `[count, seen, written, invalid,
+ * duplicates, normalised?, fetchedById?]`, trailing absent members left out. About 110 bytes for a
+ * run that went well, against about 480 as a JSON object: a fleet keeps a history per connection
+ * (docs/scaling-sync.md → Run history, Fleet scale).
+ */
+export function encodeRun(run: LastRun | RunRecord): string {
+  const at = Date.parse(run.at);
+  const startedAt = Date.parse(run.startedAt);
+  const lastOkAt = 'lastOkAt' in run && run.lastOkAt !== undefined ? Date.parse(run.lastOkAt) : null;
+  return JSON.stringify(
+    trimmed([
+      RUN_LAYOUT,
+      run.outcome,
+      at,
+      run.durationMs,
+      run.jobid,
+      run.resumed ? 1 : 0,
+      run.attempt,
+      run.worker ?? null,
+      encodeEntity(run.products),
+      encodeEntity(run.orders),
+      run.requests,
+      run.retries,
+      run.error ?? null,
+      lastOkAt,
+      startedAt === at - run.durationMs ? null : startedAt,
+    ]),
+  );
+}
+
+/** Reads what `encodeRun` wrote, or a run kept as a JSON object (the layout before it). */
+export function decodeRun(text: string, connection: string): LastRun {
+  const value: unknown = JSON.parse(text);
+  if (!Array.isArray(value)) return value as LastRun;
+  if (value[0] !== RUN_LAYOUT) throw new Error(`a run record of connection "${connection}" has an unknown layout (${String(value[0])})`);
+  const [, outcome, at, durationMs, jobid, resumed, attempt, worker, products, orders, requests, retries, error, lastOkAt, startedAt] = value;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    connection,
+    outcome,
+    at: iso(at),
+    startedAt: iso(startedAt ?? at - durationMs),
+    durationMs,
+    jobid,
+    resumed: resumed === 1,
+    attempt,
+    ...(worker != null ? { worker } : {}),
+    products: decodeEntity(products),
+    orders: decodeEntity(orders),
+    requests,
+    retries,
+    ...(error != null ? { error } : {}),
+    ...(lastOkAt != null ? { lastOkAt: iso(lastOkAt) } : {}),
+  };
+}
+
 export interface SyncHealthOptions extends SyncNamespaceOptions {
-  /** Runs kept per connection in its history (`NS@runs:<connection>`). Default 50; 0 keeps none. */
+  /** Runs kept per connection in its history (`NS@history:<connection>`). Default 50; 0 keeps none. */
   historySize?: number;
 }
 
 /**
- * Each connection's last run in a Redis hash, and its last runs in a capped list, shared by every
- * worker: an observer (give it to the workers) and a health source (give it to
- * `syncHealthHandler`, or a dashboard, in any process).
+ * Each connection's last run in a Redis hash, and its last runs in a compressed string per
+ * connection, shared by every worker: an observer (give it to the workers) and a health source
+ * (give it to `syncHealthHandler`, or a dashboard, in any process).
  *
  * @example
  * ```ts
@@ -228,20 +309,40 @@ export class RedisSyncHealth implements SyncObserver, SyncHistorySource {
     this.historySize = checkHistorySize(options.historySize);
   }
 
-  /** The Redis list holding a connection's run history. */
+  /**
+   * The key of a connection's run history: its runs newest first, one `encodeRun` line each,
+   * deflated into one string (50 runs take about 1 KB: docs/scaling-sync.md → Run history).
+   */
   historyKey(connection: string): string {
+    return `${this.ns}@history:${connection}`;
+  }
+
+  /** Where earlier versions kept the history (a list of JSON objects): read until the connection's next run replaces it. */
+  private listHistoryKey(connection: string): string {
     return `${this.ns}@runs:${connection}`;
+  }
+
+  /**
+   * A connection's last run (its text) and its history's lines, newest first (the older list's JSON
+   * objects when there is no history string yet), in one round trip.
+   */
+  private async stored(connection: string): Promise<{ last: string | null; lines: string[] }> {
+    const replies = await this.redis.pipeline().hget(this.key, connection).getBuffer(this.historyKey(connection)).lrange(this.listHistoryKey(connection), 0, -1).exec();
+    const failed = replies?.find(([err]) => err);
+    if (!replies || failed) throw failed?.[0] ?? new Error('Redis did not answer the pipeline');
+    const [last, packed, list] = replies.map(([, value]) => value) as [string | null, Buffer | null, string[]];
+    return { last, lines: packed === null ? list : inflateRawSync(packed).toString('utf8').split('\n') };
   }
 
   async observe(o: SyncObservation): Promise<void> {
     if (o.type !== 'run') return;
     // One run per connection at a time (the run lock), so read-then-write does not race itself.
-    const previous = await this.lastRun(o.connection);
-    const run = lastRunOf(o, previous);
-    const tx = this.redis.multi().hset(this.key, o.connection, JSON.stringify(run));
+    const { last, lines } = await this.stored(o.connection);
+    const run = lastRunOf(o, last === null ? undefined : decodeRun(last, o.connection));
+    const tx = this.redis.multi().hset(this.key, o.connection, encodeRun(run));
     if (this.historySize > 0) {
-      const list = this.historyKey(o.connection);
-      tx.lpush(list, JSON.stringify(runRecordOf(run))).ltrim(list, 0, this.historySize - 1);
+      const kept = [encodeRun(runRecordOf(run)), ...lines].slice(0, this.historySize);
+      tx.set(this.historyKey(o.connection), deflateRawSync(kept.join('\n'))).del(this.listHistoryKey(o.connection));
     }
     const failed = (await tx.exec())?.find(([err]) => err);
     if (failed) throw failed[0];
@@ -249,24 +350,24 @@ export class RedisSyncHealth implements SyncObserver, SyncHistorySource {
 
   async history(connection: string, limit?: number): Promise<RunRecord[]> {
     if (limit !== undefined && limit < 1) return [];
-    const texts = await this.redis.lrange(this.historyKey(connection), 0, limit === undefined ? -1 : limit - 1);
-    return texts.map((t) => JSON.parse(t) as RunRecord);
+    const { lines } = await this.stored(connection);
+    return lines.slice(0, limit ?? lines.length).map((t) => runRecordOf(decodeRun(t, connection)));
   }
 
   async lastRun(connection: string): Promise<LastRun | undefined> {
     const text = await this.redis.hget(this.key, connection);
-    return text === null ? undefined : (JSON.parse(text) as LastRun);
+    return text === null ? undefined : decodeRun(text, connection);
   }
 
   async lastRuns(): Promise<LastRun[]> {
     const all = await this.redis.hgetall(this.key);
     return Object.keys(all)
       .sort()
-      .map((k) => JSON.parse(all[k]) as LastRun);
+      .map((k) => decodeRun(all[k], k));
   }
 
   /** Forgets a connection (when it is removed): its last run and its history. */
   async forget(connection: string): Promise<void> {
-    await this.redis.multi().hdel(this.key, connection).del(this.historyKey(connection)).exec();
+    await this.redis.multi().hdel(this.key, connection).del(this.historyKey(connection), this.listHistoryKey(connection)).exec();
   }
 }
