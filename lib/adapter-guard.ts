@@ -5,7 +5,7 @@
  * It checks what comes back (array, at most `limit` items, strict `sortorder` after the keyset
  * position, valid webhook-form items, a non-negative integer count, the `_id` asked for) and turns
  * anything thrown into `AdapterError` (the original kept as `cause`, for logs only), except the
- * kit's own `AdapterContractError` and `UnstorableValueError`, which pass unchanged.
+ * kit's own `AdapterContractError`, `UnstorableValueError` and `StorageError`, which pass unchanged.
  */
 import { IdSchema, ITEM_SCHEMAS, ProductSchema, type Entity, type ItemOf, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
@@ -23,7 +23,7 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from './adapter';
-import { AdapterContractError, AdapterError, UnstorableValueError } from './errors';
+import { AdapterContractError, AdapterError, StorageError, UnstorableValueError } from './errors';
 
 /** One listed item, serialized at most once and parsed at most once. */
 export class ListedItem<T> implements SortKey {
@@ -159,7 +159,7 @@ async function call<R>(operation: string, signal: AbortSignal | undefined, fn: (
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
     // Errors that are already the kit's own, and say exactly what is wrong, pass unchanged.
-    if (err instanceof AdapterContractError || err instanceof UnstorableValueError) throw err;
+    if (err instanceof AdapterContractError || err instanceof UnstorableValueError || err instanceof StorageError) throw err;
     throw new AdapterError(operation, { cause: err });
   }
 }

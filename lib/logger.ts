@@ -29,3 +29,10 @@ export function parseLogger(value: unknown, option = 'logger'): Logger | undefin
   if (l.child !== undefined && typeof l.child !== 'function') throw new InvalidOptionError(option, 'child must be a function when present');
   return value as Logger;
 }
+
+/** An error's message followed by its causes' (`a: b: c`), never a stack: what logs and one-line reports print. */
+export function messageChain(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${err.message}: ${messageChain(cause)}` : err.message;
+}

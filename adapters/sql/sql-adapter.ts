@@ -28,6 +28,7 @@ import {
 } from './sql-dialects';
 import { dropSqlSchema, migrateSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
 import { connectKysely, parseSqlSpec, redactConnectionSpec, type ConnectionOptions } from './sql-connect';
+import { asStorageError, inTransaction, storageFailures } from './sql-failures';
 
 export interface SqlAdapterOptions extends ConnectionOptions {
   /** A Kysely instance you created (its dialect decides the SQL). Not destroyed by `close()` unless `destroyOnClose`. */
@@ -90,8 +91,15 @@ function detectKind(db: Kysely<any>): SqlKind {
   throw new InvalidOptionError('kind', 'cannot tell the dialect of this Kysely instance: pass kind: "sqlite" | "postgres" | "mysql"');
 }
 
-/** Rejects with the signal's reason as soon as it aborts (the query itself runs on; its result is dropped). */
-async function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+/**
+ * Runs a read; rejects with the signal's reason as soon as it aborts (the query itself runs on; its
+ * result is dropped), and with a `StorageError` when the driver's failure is a recognised one.
+ */
+function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+  return storageFailures(() => raceAbort(signal, run));
+}
+
+async function raceAbort<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
   if (!signal) return run();
   signal.throwIfAborted();
   const work = run();
@@ -298,10 +306,8 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
     for (let attempt = 1; ; attempt++) {
       signal.throwIfAborted();
       try {
-        let tx = this.db.transaction();
         // READ COMMITTED: a locking read sees the latest committed row, and MySQL takes no gap locks.
-        if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
-        return await tx.execute(async (trx) => {
+        return await inTransaction(this.db, kind === 'sqlite' ? undefined : 'read committed', async (trx) => {
           if (kind === 'sqlite') {
             // Take SQLite's write lock first (a deferred BEGIN would read under a shared lock and
             // could then fail to upgrade); other processes wait on busy_timeout.
@@ -312,7 +318,7 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number; sku?
       } catch (err) {
         const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
         if (again && attempt < maxWriteAttempts) continue;
-        throw err;
+        throw asStorageError(err);
       }
     }
   }

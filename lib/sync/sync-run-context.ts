@@ -13,6 +13,9 @@ import type { EntityReport, SyncEvent, SyncMode, SyncRunOptions } from './sync-r
 /** The first quarantined items and anomalies a report lists (counts are in the entity reports). */
 export const MAX_LISTED = 100;
 
+/** An entity report's `count` when the sink could not be counted (the run stopped on a sink failure). */
+export const UNKNOWN_COUNT = -1;
+
 export const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0, stubs: 0, fetchedById: 0, normalisations: {} });
 
 export class RunContext {
@@ -113,10 +116,23 @@ export class RunContext {
     this.emit({ type: 'anomaly', entity, anomaly });
   }
 
-  async entityReport(entity: Entity): Promise<EntityReport> {
+  /**
+   * The entity's part of the report. With `onCountFailure`, a sink that cannot be counted (it is
+   * down: the run's error is usually that very failure) gives `count: UNKNOWN_COUNT` and calls it,
+   * instead of rejecting: a stopped run still reports what it did.
+   */
+  async entityReport(entity: Entity, onCountFailure?: (err: unknown) => void): Promise<EntityReport> {
     const progress = this.run.progress[entity];
+    let count: number;
+    try {
+      count = await this.sink.entity(entity).count({ signal: new AbortController().signal });
+    } catch (err) {
+      if (!onCountFailure) throw err;
+      onCountFailure(err);
+      count = UNKNOWN_COUNT;
+    }
     return {
-      count: await this.sink.entity(entity).count({ signal: new AbortController().signal }),
+      count,
       ...progress,
       normalised: totalNormalisations(progress.normalisations ?? {}),
       itemsTotal: this.itemsTotal[entity],

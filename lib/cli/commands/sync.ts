@@ -19,6 +19,8 @@ import { totalNormalisations, type NormalisationCounts } from '../../client/stor
 import type { StoreClientOptions } from '../../client/client-options';
 import { STORE_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/webhook';
+import { messageChain } from '../../logger';
+import { emptyProgress, UNKNOWN_COUNT } from '../../sync/sync-run-context';
 
 export const command = defineCommand({
   name: 'sync',
@@ -124,7 +126,30 @@ const entityLine = (entity: Entity, r: EntityReport) =>
  */
 export function jsonLine(report: SyncReport): string {
   const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {} });
+  const error = report.error ? { error: { code: report.error.code ?? report.error.name, message: report.error.message } } : {};
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {}, ...error });
+}
+
+/** The report of a run that could not start: nothing done, counts unknown, and why. */
+function notRunReport(connection: string, startedAt: number, err: unknown): SyncReport {
+  const entity = (): EntityReport => ({ ...emptyProgress(), count: UNKNOWN_COUNT, normalised: 0, complete: false });
+  const { name, code } = err as { name?: unknown; code?: unknown };
+  return {
+    ok: false,
+    connection,
+    jobid: 0,
+    mode: 'full',
+    resumed: false,
+    products: entity(),
+    orders: entity(),
+    requests: 0,
+    retries: 0,
+    durationMs: Date.now() - startedAt,
+    invalidItems: [],
+    anomalies: [],
+    normalisations: {},
+    error: { name: typeof name === 'string' ? name : 'Error', ...(typeof code === 'string' ? { code } : {}), message: messageChain(err) },
+  };
 }
 
 /** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
@@ -180,9 +205,14 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
       signal: controller.signal,
       onEvent: (e) => bar?.update(e),
     });
+  } catch (err) {
+    // The run could not start (its state file cannot be read or written, …): still one line, and the --json line.
+    io.err(`storebridge sync: ${messageChain(err)}`);
+    if (values.json) io.out(jsonLine(notRunReport(connection, startedAt, err)));
+    return 1;
   } finally {
     bar?.done();
-    await sink.close?.();
+    await sink.close?.().catch(() => undefined);
   }
   if (values.state) await recordRun(runsFileBeside(values.state), report, startedAt, io);
   printReport(report, values.json, io);
