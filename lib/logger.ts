@@ -30,9 +30,15 @@ export function parseLogger(value: unknown, option = 'logger'): Logger | undefin
   return value as Logger;
 }
 
-/** An error's message followed by its causes' (`a: b: c`), never a stack: what logs and one-line reports print. */
+/**
+ * An error's message followed by its causes' (`a: b: c`), never a stack: what logs and one-line
+ * reports print. A cause whose message the line already holds (a wrapper that quotes it) is skipped.
+ */
 export function messageChain(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${err.message}: ${messageChain(cause)}` : err.message;
+  let line = err.message;
+  for (let cause = (err as { cause?: unknown }).cause, depth = 0; cause instanceof Error && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (!line.includes(cause.message)) line += `: ${cause.message}`;
+  }
+  return line;
 }

@@ -398,11 +398,7 @@ export class SqlAdapter implements StoreAdapter {
         await migrateSqlSchema(this.db, this.config.kind, this.config.names);
         return;
       } catch (err) {
-        // Kysely's migration lock is per connection on SQLite: a second process migrating the same
-        // new file at the same moment fails (SQLITE_BUSY, or "table … already exists" once the
-        // first commits). The migration is one transaction, so the next attempt finds it recorded.
-        const raced = isTransientConflict('sqlite', err) || /already exists/.test(String((err as Error)?.message));
-        if (this.config.kind !== 'sqlite' || !raced || attempt >= 5) throw err;
+        if (!migrationRaced(this.config.kind, err) || attempt >= 5) throw err;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
@@ -416,6 +412,21 @@ export class SqlAdapter implements StoreAdapter {
   async close(): Promise<void> {
     if (this.config.destroyOnClose) await this.db.destroy();
   }
+}
+
+/**
+ * A migration that failed only because another process changed the database at the same moment;
+ * the next attempt succeeds.
+ * - SQLite: Kysely's migration lock is per connection, so a second process migrating the same new
+ *   file at the same moment fails (SQLITE_BUSY, or "table … already exists" once the first
+ *   commits). The migration is one transaction, so the next attempt finds it recorded.
+ * - PostgreSQL: Kysely's migrator first lists every table of the database with a query that calls
+ *   `pg_get_serial_sequence` per column; a table that another process drops meanwhile (any other
+ *   application's, or a test's) fails it with 42P01 "relation … does not exist".
+ */
+function migrationRaced(kind: SqlKind, err: unknown): boolean {
+  if (kind === 'sqlite') return isTransientConflict('sqlite', err) || /already exists/.test(String((err as Error)?.message));
+  return kind === 'postgres' && (err as { code?: unknown })?.code === '42P01';
 }
 
 /**

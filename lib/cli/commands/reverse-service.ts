@@ -21,6 +21,8 @@ import { seedDemo } from '../../demo/seed-demo';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';
+import { messageChain } from '../../logger';
+import { quietOnError } from '../../sync/redis-connect';
 
 export const command = defineCommand({
   name: 'reverse-service',
@@ -68,8 +70,9 @@ async function openStateStore(spec: string | undefined, adapter: StoreAdapter): 
     return sql.createSqlReverseStateStore(adapter as import('../../../adapters/sql').SqlAdapter);
   }
   const { loadOptional } = require('../../../adapters/sql/sql-dialects') as typeof import('../../../adapters/sql/sql-dialects');
-  const Redis = loadOptional<{ default: new (url: string, o: object) => RedisStateClient }>('ioredis', '--state redis://').default;
-  return createRedisStateStore(new Redis(spec, { maxRetriesPerRequest: 3, lazyConnect: false }), { quitOnClose: true });
+  const Redis = loadOptional<{ default: new (url: string, o: object) => RedisStateClient & { on(event: 'error', listener: (err: Error) => void): unknown } }>('ioredis', '--state redis://').default;
+  // Failures reach the service through the commands that fail (500, logged); ioredis reconnects.
+  return createRedisStateStore(quietOnError(new Redis(spec, { maxRetriesPerRequest: 3, lazyConnect: false })), { quitOnClose: true });
 }
 
 /** With `--demo`: the demo transactions, queued once, on a connection that has never run one. */
@@ -91,7 +94,7 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
     leaseMs: parsed.leaseMs,
     transactionIdleMs: parsed.expireMs,
     answerRoot: true,
-    onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${(err as Error)?.message ?? String(err)}`),
+    onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${messageChain(err)}`),
   });
   if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
   const server = await new Promise<Server>((resolve, reject) => {
