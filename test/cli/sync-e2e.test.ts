@@ -42,7 +42,7 @@ test('sync --json pulls all 5,000 products and their 1,250 orders', async () => 
   expect(r.code).toBe(0);
   const report = JSON.parse(lastLine(r.stdout));
   // The original members first, in their order (docs/sync.md); then the added ones.
-  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs', 'normalisations']);
+  expect(Object.keys(report)).toEqual(['ok', 'products', 'orders', 'requests', 'retries', 'durationMs', 'normalisations', 'resumed']);
   expect(Object.keys(report.products).slice(0, 3)).toEqual(['count', 'duplicates', 'invalid']);
   expect(report).toEqual({
     ok: true,
@@ -53,6 +53,7 @@ test('sync --json pulls all 5,000 products and their 1,250 orders', async () => 
     retries: 0,
     durationMs: expect.any(Number),
     normalisations: {},
+    resumed: false,
   });
   expect(r.stderr).not.toMatch(/warning/);
   expect(r.stdout + r.stderr).not.toContain(KEY);

@@ -10,9 +10,9 @@
  * `npm test` runs the short version; `npm run faults` (STOREBRIDGE_FAULTS=full) the full one, with
  * longer faults, more load and bigger catalogs, and prints the table (`table-reporter.js`).
  */
-import { appendFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
-import { spawnCli, type RunningCli } from '../cli/cli-process';
+import { spawn } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { ROOT, spawnCli, type RunningCli } from '../cli/cli-process';
 
 export const FULL = process.env.STOREBRIDGE_FAULTS === 'full';
 
@@ -88,15 +88,18 @@ export interface CliServer extends RunningCli {
   stop(): Promise<number | null>;
 }
 
-/** Starts `storebridge ARGS` and waits for its `listening on URL` line. */
-export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<CliServer> {
-  const cli = spawnCli(args, env);
+/**
+ * Starts `storebridge ARGS` (or `command`, a whole argv that runs it, e.g. inside `unshare`) and
+ * waits for its `listening on URL` line.
+ */
+export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, command?: string[]): Promise<CliServer> {
+  const cli = command ? spawnCommand(command, env) : spawnCli(args, env);
   const t0 = Date.now();
   let url: string | undefined;
   let exited = false;
   void cli.exit.then(() => (exited = true));
   while (!(url = /listening on (http:\/\/\S+)/.exec(cli.stdout())?.[1])) {
-    if (exited || Date.now() - t0 > timeoutMs) throw new Error(`storebridge ${args[0]} did not start: ${cli.stderr().slice(-2000)}`);
+    if (exited || Date.now() - t0 > timeoutMs) throw new Error(`${(command ?? args).join(' ')} did not start: ${cli.stderr().slice(-2000)}`);
     await sleep(25);
   }
   const stopWith = async (signal: NodeJS.Signals) => {
@@ -110,6 +113,20 @@ export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, t
     kill9: async () => void (await stopWith('SIGKILL')),
     stop: () => stopWith('SIGTERM'),
   };
+}
+
+/** Like `spawnCli`, for any argv. */
+function spawnCommand([file, ...args]: string[], env: NodeJS.ProcessEnv): RunningCli {
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c));
+  const exit = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
 }
 
 export function rssMb(pid: number): number {

@@ -121,13 +121,14 @@ const entityLine = (entity: Entity, r: EntityReport) =>
 
 /**
  * The `--json` line of the CLI contract (docs/sync.md), its original members first and in their order; then the
- * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, and the
- * normalisations of both entities by kind.
+ * added ones: per entity `normalised` (how many normalisations) and `fetchedById`, the
+ * normalisations of both entities by kind, `resumed` (the run went on from a checkpoint), and
+ * `error` `{code, message}` when the run stopped early.
  */
 export function jsonLine(report: SyncReport): string {
   const e = (r: EntityReport) => ({ count: r.count, duplicates: r.duplicates, invalid: r.invalid, normalised: r.normalised ?? 0, fetchedById: r.fetchedById ?? 0 });
   const error = report.error ? { error: { code: report.error.code ?? report.error.name, message: report.error.message } } : {};
-  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {}, ...error });
+  return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {}, resumed: report.resumed, ...error });
 }
 
 /** The report of a run that could not start: nothing done, counts unknown, and why. */
