@@ -35,10 +35,11 @@ export function parseLogger(value: unknown, option = 'logger'): Logger | undefin
  * reports print. A cause whose message the line already holds (a wrapper that quotes it) is skipped.
  */
 export function messageChain(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  let line = err.message;
-  for (let cause = (err as { cause?: unknown }).cause, depth = 0; cause instanceof Error && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
-    if (!line.includes(cause.message)) line += `: ${cause.message}`;
+  // Duck-typed: errors from another realm (a socket's, under a VM context) are not `instanceof Error`.
+  const messageOf = (e: unknown) => (typeof e === 'object' && e !== null && typeof (e as Error).message === 'string' ? (e as Error).message : undefined);
+  let line = messageOf(err) ?? String(err);
+  for (let cause = (err as { cause?: unknown })?.cause, depth = 0; messageOf(cause) !== undefined && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (!line.includes(messageOf(cause)!)) line += `: ${messageOf(cause)}`;
   }
   return line;
 }

@@ -64,8 +64,10 @@ const UNREACHABLE_MESSAGE = /^(Connection terminated|timeout exceeded when tryin
 
 /** The kind of storage failure `err` is, when a driver's code or message says so. */
 export function storageFailureOf(err: unknown): StorageFailure | undefined {
-  if (!(err instanceof Error)) return undefined;
-  const { code, errno } = err as { code?: unknown; errno?: unknown };
+  // Not `instanceof Error`: a socket's error comes from Node's own realm, which is not the caller's
+  // under a VM context (jest's test environment is one).
+  if (typeof err !== 'object' || err === null || typeof (err as Error).message !== 'string') return undefined;
+  const { code, errno, message } = err as { code?: unknown; errno?: unknown; message: string };
   if (typeof code === 'string') {
     if (code.startsWith('SQLITE_')) return SQLITE.find(([re]) => re.test(code))?.[1];
     if (SYSTEM.has(code)) return SYSTEM.get(code);
@@ -74,8 +76,8 @@ export function storageFailureOf(err: unknown): StorageFailure | undefined {
   }
   if (typeof errno === 'number' && MYSQL.has(errno)) return MYSQL.get(errno);
   // mysql2 reports a full disk inside another error: "Error writing file … (Errcode: 28 "No space left on device")".
-  if (/Errcode: 28\b|No space left on device/.test(err.message)) return 'full';
-  if (UNREACHABLE_MESSAGE.test(err.message)) return 'unreachable';
+  if (/Errcode: 28\b|No space left on device/.test(message)) return 'full';
+  if (UNREACHABLE_MESSAGE.test(message)) return 'unreachable';
   return undefined;
 }
 

@@ -11,7 +11,7 @@
  * longer faults, more load and bigger catalogs, and prints the table (`table-reporter.js`).
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { ROOT, spawnCli, type RunningCli } from '../cli/cli-process';
 
 export const FULL = process.env.STOREBRIDGE_FAULTS === 'full';
@@ -167,27 +167,31 @@ export interface FaultRow {
 
 const rows: FaultRow[] = [];
 
-/** Records a scenario's row (printed by `printRows`, and by the table reporter under `npm run faults`). */
+const TABLE_HEAD = '| scenario | requests | 2xx | 4xx | 5xx | reset | recovery | lost | doubled | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|';
+
+/** One row of the Markdown table (docs/reliability.md's form). */
+function tableLine(r: FaultRow): string {
+  const recovered = r.recoveryMs === null ? '–' : `${(r.recoveryMs / 1000).toFixed(2)} s${r.restart ? ' (restart)' : ''}`;
+  return `| ${r.scenario} | ${r.requests} | ${r.answers['2xx']} | ${r.answers['4xx']} | ${r.answers['5xx']} | ${r.answers.reset} | ${recovered} | ${r.lost} | ${r.doubled} | ${r.note ?? ''} |`;
+}
+
+/**
+ * Records a scenario's row: printed with this file's others when its tests are done (`printRows`),
+ * and, under `npm run faults`, appended to the table the reporter prints at the end.
+ */
 export function record(row: FaultRow): FaultRow {
   rows.push(row);
   const out = process.env.STOREBRIDGE_FAULTS_OUT;
-  if (out) appendFileSync(out, `${JSON.stringify(row)}\n`);
+  if (out) {
+    if (!existsSync(out)) appendFileSync(out, `${TABLE_HEAD}\n`);
+    appendFileSync(out, `${tableLine(row)}\n`);
+  }
   return row;
 }
 
-/** The rows as a Markdown table (docs/reliability.md's form). */
-export function table(all: readonly FaultRow[]): string {
-  const head = '| scenario | requests | 2xx | 4xx | 5xx | reset | recovery | lost | doubled | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|';
-  const line = (r: FaultRow) =>
-    `| ${r.scenario} | ${r.requests} | ${r.answers['2xx']} | ${r.answers['4xx']} | ${r.answers['5xx']} | ${r.answers.reset} | ${
-      r.recoveryMs === null ? '–' : `${(r.recoveryMs / 1000).toFixed(2)} s${r.restart ? ' (restart)' : ''}`
-    } | ${r.lost} | ${r.doubled} | ${r.note ?? ''} |`;
-  return [head, ...all.map(line)].join('\n');
-}
-
-/** This file's rows, printed once its tests are done. */
+/** This file's rows as a table, once its tests are done. */
 export function printRows(): void {
-  if (rows.length > 0) process.stdout.write(`\n${table(rows)}\n`);
+  if (rows.length > 0 && !process.env.STOREBRIDGE_FAULTS_OUT) process.stdout.write(`\n${[TABLE_HEAD, ...rows.map(tableLine)].join('\n')}\n`);
 }
 
 /**
