@@ -131,7 +131,7 @@ export function jsonLine(report: SyncReport): string {
   return JSON.stringify({ ok: report.ok, products: e(report.products), orders: e(report.orders), requests: report.requests, retries: report.retries, durationMs: report.durationMs, normalisations: report.normalisations ?? {}, resumed: report.resumed, ...error });
 }
 
-/** The report of a run that could not start: nothing done, counts unknown, and why. */
+/** The report of a run that could not start (its sink or its state could not be opened): nothing done, counts unknown, and why. */
 function notRunReport(connection: string, startedAt: number, err: unknown): SyncReport {
   const entity = (): EntityReport => ({ ...emptyProgress(), count: UNKNOWN_COUNT, normalised: 0, complete: false });
   const { name, code } = err as { name?: unknown; code?: unknown };
@@ -179,11 +179,15 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
     return 2;
   }
   let sink;
+  const startedAt = Date.now();
   try {
     sink = await openAdapter(values.into);
   } catch (err) {
     io.err(`storebridge sync: --into: ${(err as Error).message}`);
-    return 2;
+    // A database that cannot be reached (or went away while it was opened) is not a usage error.
+    if ((err as { code?: unknown }).code !== 'SQL_CONNECT') return 2;
+    if (values.json) io.out(jsonLine(notRunReport(connection, startedAt, err)));
+    return 1;
   }
   if (values.state && values.into === 'memory') {
     io.err('storebridge sync: note: --state with the memory sink (no --into): the sink is not kept between runs, so a resumed or incremental run holds only what it wrote itself');
@@ -192,7 +196,6 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
   void io.shutdownSignal().then(() => controller.abort());
   const bar = process.stderr.isTTY ? progressBar((s) => void process.stderr.write(s)) : undefined;
   let report: SyncReport;
-  const startedAt = Date.now();
   try {
     report = await runSync({
       connectionId: connection,
