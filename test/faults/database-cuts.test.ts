@@ -19,6 +19,7 @@ import {
   CONNECTION,
   countingProxy,
   crashTraces,
+  haltLoads,
   KEY,
   lastJsonLine,
   printRows,
@@ -82,6 +83,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
       proxy = await TcpProxy.start(targetOf(kind));
     });
     afterEach(async () => {
+      haltLoads();
       await Promise.all(servers.splice(0).map((s) => s.stop()));
       await proxy.close();
       for (const prefix of prefixes.splice(0)) {

@@ -111,7 +111,15 @@ export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, t
     url,
     rssMb: () => rssMb(cli.child.pid!),
     kill9: async () => void (await stopWith('SIGKILL')),
-    stop: () => stopWith('SIGTERM'),
+    // A process that does not stop within 10 s of SIGTERM is killed (a clean-up must end).
+    stop: async () => {
+      const late = setTimeout(() => cli.child.kill('SIGKILL'), 10_000);
+      try {
+        return await stopWith('SIGTERM');
+      } finally {
+        clearTimeout(late);
+      }
+    },
   };
 }
 
@@ -199,11 +207,22 @@ export function printRows(): void {
  * with its own ids (`<prefix>-<writer>-<n>`), retry-safe by id; readers read list pages and items.
  * Every answer is tallied; `acknowledged` holds the ids answered 2xx, `unanswered` the others.
  */
+const loads = new Set<{ halt(): void }>();
+
+/** Halts every load still running: call it in `afterEach`, so a failed test leaves no writer behind. */
+export function haltLoads(): void {
+  for (const load of loads) load.halt();
+  loads.clear();
+}
+
 export function webhookLoad(url: string, o: { writers: number; readers: number; prefix: string; template: Record<string, unknown> }) {
   const tally = new Tally();
   const acknowledged = new Set<string>();
   const unanswered = new Set<string>();
   let running = true;
+  // A test that fails before `stop()` must not leave its writers running (jest would never exit):
+  // `haltLoads()` in afterEach, and a deadline in any case.
+  const deadline = setTimeout(() => (running = false), 10 * 60_000).unref();
   const productBody = (id: string) => ({ ...o.template, _id: id, sku: `SKU-${id}`, title: `fault ${id}` });
   const writer = async (w: number) => {
     for (let n = 0; running; n++) {
@@ -221,13 +240,18 @@ export function webhookLoad(url: string, o: { writers: number; readers: number; 
     }
   };
   const loops = [...Array.from({ length: o.writers }, (_, w) => writer(w)), ...Array.from({ length: o.readers }, () => reader())];
-  return {
+  const load = {
     tally,
     acknowledged,
     unanswered,
+    /** Stops the load at once (for a test's clean-up). */
+    halt(): void {
+      running = false;
+      clearTimeout(deadline);
+    },
     /** Stops the load, then retries every write that was not answered 2xx (as a caller would) until it is. */
     async stop(): Promise<void> {
-      running = false;
+      this.halt();
       await Promise.all(loops);
       for (const id of unanswered) {
         for (let attempt = 0; ; attempt++) {
@@ -241,6 +265,8 @@ export function webhookLoad(url: string, o: { writers: number; readers: number; 
       unanswered.clear();
     },
   };
+  loads.add(load);
+  return load;
 }
 
 /**

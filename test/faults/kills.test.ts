@@ -18,6 +18,7 @@ import {
   CONNECTION,
   countingProxy,
   crashTraces,
+  haltLoads,
   KEY,
   lastJsonLine,
   printRows,
@@ -42,7 +43,10 @@ const portOf = (url: string) => new URL(url).port;
 let dir: string;
 const servers: CliServer[] = [];
 beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'storebridge-faults-kill-'))));
-afterEach(async () => void (await Promise.all(servers.splice(0).map((s) => s.stop()))));
+afterEach(async () => {
+  haltLoads();
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
   printRows();

@@ -19,6 +19,7 @@ import {
   CONNECTION,
   countingProxy,
   crashTraces,
+  haltLoads,
   KEY,
   lastJsonLine,
   printRows,
@@ -58,6 +59,7 @@ describeRedis('faults: Redis cut mid-run', () => {
     prefix = uniqueRedisPrefix();
   });
   afterEach(async () => {
+    haltLoads();
     await Promise.all(servers.splice(0).map((s) => s.stop()));
     await proxy.close();
     await purgePrefix(redis, prefix);
