@@ -17,6 +17,8 @@ import { TcpProxy } from '../support/tcp-proxy';
 import {
   auditWrites,
   CONNECTION,
+  CUT_MS,
+  DAEMON_POLL_MS,
   countingProxy,
   crashTraces,
   haltLoads,
@@ -38,7 +40,7 @@ import {
 
 jest.setTimeout(scale(120_000, 300_000));
 
-const CUT_MS = scale(2_000, 7_000);
+
 const LABEL: Record<ServerKind, string> = { postgres: 'PostgreSQL', mysql: 'MariaDB' };
 const env = { STOREBRIDGE_KEY: KEY, STOREBRIDGE_CONNECTION: CONNECTION };
 
@@ -187,7 +189,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
       servers.push(service);
       const counting = await countingProxy(service.url);
       const local = join(dir, `daemon-${kind}-${Date.now()}.db`);
-      const daemon = spawnCli(['daemon', '--service', counting.url, '--adapter', `sqlite:${local}`, '--once', '--json', '--poll-ms', '200'], env);
+      const daemon = spawnCli(['daemon', '--service', counting.url, '--adapter', `sqlite:${local}`, '--once', '--json', '--poll-ms', DAEMON_POLL_MS], env);
       await waitUntil('the daemon to pull 20 products', async () => (await reverseStatus(service.url)).products.succeeded > 20);
       proxy.cut();
       await sleep(CUT_MS);
@@ -229,8 +231,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
       const service = await startServer(['reverse-service', '--demo', String(products)], env);
       servers.push(service);
       const prefix = newPrefix();
-      // --poll-ms 200: five failed passes in a row (--once gives up then) take about 12 s, longer than the cut.
-      const daemon = spawnCli(['daemon', '--service', service.url, '--adapter', viaProxy(proxy, kind, prefix), '--once', '--json', '--poll-ms', '200'], env);
+      const daemon = spawnCli(['daemon', '--service', service.url, '--adapter', viaProxy(proxy, kind, prefix), '--once', '--json', '--poll-ms', DAEMON_POLL_MS], env);
       await waitUntil('the daemon to pull 20 products', async () => (await reverseStatus(service.url)).products.succeeded > 20);
       proxy.cut();
       await sleep(CUT_MS);

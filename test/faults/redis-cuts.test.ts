@@ -17,6 +17,8 @@ import { TcpProxy } from '../support/tcp-proxy';
 import {
   auditWrites,
   CONNECTION,
+  CUT_MS,
+  DAEMON_POLL_MS,
   countingProxy,
   crashTraces,
   haltLoads,
@@ -37,7 +39,6 @@ import {
 
 jest.setTimeout(scale(120_000, 300_000));
 
-const CUT_MS = scale(2_000, 7_000);
 const env = { STOREBRIDGE_KEY: KEY, STOREBRIDGE_CONNECTION: CONNECTION };
 
 describeRedis('faults: Redis cut mid-run', () => {
@@ -99,7 +100,7 @@ describeRedis('faults: Redis cut mid-run', () => {
     servers.push(service);
     const counting = await countingProxy(service.url);
     const local = join(dir, `daemon-${name}.db`);
-    const daemon = spawnCli(['daemon', '--service', counting.url, '--adapter', `sqlite:${local}`, '--once', '--json', '--poll-ms', '200'], env);
+    const daemon = spawnCli(['daemon', '--service', counting.url, '--adapter', `sqlite:${local}`, '--once', '--json', '--poll-ms', DAEMON_POLL_MS], env);
     await waitUntil('the daemon to pull 20 products', async () => (await reverseStatus(service.url, name)).products.succeeded > 20);
     proxy.cut();
     await sleep(CUT_MS);
