@@ -39,7 +39,7 @@ interface Probe {
   readonly answer: Answer;
   /** The slowest answer to the other requests sent while it was in flight, in ms. */
   readonly othersMaxMs: number;
-  /** The slowest of a few other requests just before (what the machine's load alone costs), in ms. */
+  /** The slowest of 20 other requests in the second before (what the machine's load alone costs), in ms. */
   readonly baselineMs: number;
   /** The server's resident memory growth while it was in flight, in MB. */
   readonly rssGrowthMb: number;
@@ -50,8 +50,12 @@ interface Probe {
  * be answered quickly) and samples the server's memory.
  */
 async function probe(server: CliServer, label: string, hostile: () => Promise<Answer>, other: () => Promise<Answer>): Promise<Probe> {
+  // The same requests for a second before, at the same pace: what the machine's load alone costs.
   let baselineMs = 0;
-  for (let i = 0; i < 5; i++) baselineMs = Math.max(baselineMs, (await other()).ms);
+  for (let i = 0; i < 20; i++) {
+    baselineMs = Math.max(baselineMs, (await other()).ms);
+    await sleep(50);
+  }
   const rss0 = server.rssMb();
   let peak = rss0;
   let done = false;
