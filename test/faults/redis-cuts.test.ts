@@ -92,7 +92,7 @@ describeRedis('faults: Redis cut mid-run', () => {
     expect(serve.child.exitCode).toBeNull();
   });
 
-  test('reverse-service --state redis://: a cut mid-transaction answers 500 and the daemon finishes once Redis is back', async () => {
+  test('reverse-service --state redis://: a cut mid-transaction is waited out or answered 500, and the daemon finishes once Redis is back', async () => {
     const products = scale(200, 1_000);
     const orders = demoOrderCount(products);
     const name = `${prefix}-rev`;
