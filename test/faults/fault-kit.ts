@@ -10,9 +10,9 @@
  * `npm test` runs the short version; `npm run faults` (STOREBRIDGE_FAULTS=full) the full one, with
  * longer faults, more load and bigger catalogs, and prints the table (`table-reporter.js`).
  */
-import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { ROOT, spawnCli, type RunningCli } from '../cli/cli-process';
+import { createSqlAdapter } from '../../adapters/sql';
+import { spawnCli, spawnProcess, type RunningCli } from '../cli/cli-process';
 
 export const FULL = process.env.STOREBRIDGE_FAULTS === 'full';
 
@@ -102,7 +102,7 @@ export interface CliServer extends RunningCli {
  * waits for its `listening on URL` line.
  */
 export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, command?: string[]): Promise<CliServer> {
-  const cli = command ? spawnCommand(command, env) : spawnCli(args, env);
+  const cli = command ? spawnProcess(command, env) : spawnCli(args, env);
   const t0 = Date.now();
   let url: string | undefined;
   let exited = false;
@@ -130,20 +130,6 @@ export async function startServer(args: string[], env: NodeJS.ProcessEnv = {}, t
       }
     },
   };
-}
-
-/** Like `spawnCli`, for any argv. */
-function spawnCommand([file, ...args]: string[], env: NodeJS.ProcessEnv): RunningCli {
-  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c));
-  const exit = new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve(code));
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, exit };
 }
 
 export function rssMb(pid: number): number {
@@ -346,4 +332,24 @@ export async function reverseStatus(url: string, name = 'default'): Promise<Reco
   const res = await fetch(`${url}/connections/${name}/status`, { signal: AbortSignal.timeout(10_000) });
   if (res.status !== 200) throw new Error(`status view answered ${res.status}`);
   return (await res.json()) as Record<string, any>;
+}
+
+/**
+ * After a daemon's transactions: what its store (a SQL spec) holds and what the service received
+ * by push (its status view), each against the catalog's counts. A count below is lost, above doubled.
+ */
+export async function auditRoundTrip(store: string, view: Record<string, any>, expected: { products: number; orders: number }): Promise<{ lost: number; doubled: number }> {
+  const sink = await createSqlAdapter({ connection: store });
+  const signal = AbortSignal.timeout(5_000);
+  const held = { products: await sink.products.count({ signal }), orders: await sink.orders.count({ signal }) };
+  await sink.close();
+  let lost = 0;
+  let doubled = 0;
+  for (const entity of ['products', 'orders'] as const) {
+    for (const n of [held[entity], view[entity].received as number]) {
+      lost += Math.max(0, expected[entity] - n);
+      doubled += Math.max(0, n - expected[entity]);
+    }
+  }
+  return { lost, doubled };
 }

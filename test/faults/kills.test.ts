@@ -14,6 +14,7 @@ import { createSyncQueue, type SyncQueue } from '../../lib/sync';
 import { runCli, spawnCli } from '../cli/cli-process';
 import { describeRedis, purgePrefix, readLog, REDIS_URL, spawnWorker, startLoopbackStores, uniqueRedisPrefix, type LoopbackStores, type WorkerProcess } from '../sync/bullmq-helpers';
 import {
+  auditRoundTrip,
   auditWrites,
   CONNECTION,
   countingProxy,
@@ -95,12 +96,7 @@ test('kill -9 reverse-service mid-transaction: started again on its SQLite state
   const result = lastJsonLine(daemon.stdout());
   await counting.close();
   const view = await reverseStatus(second.url);
-  const sink = await createSqlAdapter({ connection: `sqlite:${local}` });
-  const signal = AbortSignal.timeout(5_000);
-  const held = { products: await sink.products.count({ signal }), orders: await sink.orders.count({ signal }) };
-  await sink.close();
-  const lost = Math.max(0, products - held.products) + Math.max(0, orders - held.orders) + Math.max(0, products - view.products.received) + Math.max(0, orders - view.orders.received);
-  const doubled = Math.max(0, held.products - products) + Math.max(0, held.orders - orders) + Math.max(0, view.products.received - products) + Math.max(0, view.orders.received - orders);
+  const { lost, doubled } = await auditRoundTrip(`sqlite:${local}`, view, { products, orders });
   record({ scenario: 'kill -9 reverse-service (SQLite state) mid-transaction', requests: counting.tally.requests, answers: counting.tally.counts, recoveryMs, restart: true, lost, doubled, note: `daemon --once exit ${code}` });
 
   expect(code).toBe(0);
@@ -127,12 +123,7 @@ test('kill -9 daemon mid-pull: started again, it gets the item it held (after it
   const result = lastJsonLine(again.stdout);
   await counting.close();
   const view = await reverseStatus(service.url);
-  const sink = await createSqlAdapter({ connection: local });
-  const signal = AbortSignal.timeout(5_000);
-  const held = { products: await sink.products.count({ signal }), orders: await sink.orders.count({ signal }) };
-  await sink.close();
-  const lost = Math.max(0, products - held.products) + Math.max(0, orders - held.orders) + Math.max(0, products - view.products.received) + Math.max(0, orders - view.orders.received);
-  const doubled = Math.max(0, held.products - products) + Math.max(0, held.orders - orders) + Math.max(0, view.products.received - products) + Math.max(0, view.orders.received - orders);
+  const { lost, doubled } = await auditRoundTrip(local, view, { products, orders });
   record({ scenario: 'kill -9 daemon mid-pull', requests: counting.tally.requests, answers: counting.tally.counts, recoveryMs: null, lost, doubled, note: `the second daemon finished ${finishedMs} ms after the kill (lease 2 s); exit ${again.code}` });
 
   expect(again.code).toBe(0);

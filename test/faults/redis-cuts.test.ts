@@ -15,6 +15,7 @@ import { spawnCli } from '../cli/cli-process';
 import { describeRedis, purgePrefix, readLog, REDIS_URL, spawnWorker, startLoopbackStores, uniqueRedisPrefix, type LoopbackStores, type WorkerProcess } from '../sync/bullmq-helpers';
 import { TcpProxy } from '../support/tcp-proxy';
 import {
+  auditRoundTrip,
   auditWrites,
   CONNECTION,
   CUT_MS,
@@ -112,14 +113,8 @@ describeRedis('faults: Redis cut mid-run', () => {
     const code = await daemon.exit;
     const result = lastJsonLine(daemon.stdout());
     await counting.close();
-    const sink = await createSqlAdapter({ connection: `sqlite:${local}` });
-    const signal = AbortSignal.timeout(5_000);
-    const held = { products: await sink.products.count({ signal }), orders: await sink.orders.count({ signal }) };
-    await sink.close();
-    const view = await reverseStatus(service.url, name);
+    const { lost, doubled } = await auditRoundTrip(`sqlite:${local}`, await reverseStatus(service.url, name), { products, orders });
     await purgePrefix(redis, `storebridge:reverse:${name}`);
-    const lost = Math.max(0, products - held.products) + Math.max(0, orders - held.orders) + Math.max(0, products - view.products.received) + Math.max(0, orders - view.orders.received);
-    const doubled = Math.max(0, held.products - products) + Math.max(0, held.orders - orders) + Math.max(0, view.products.received - products) + Math.max(0, view.orders.received - orders);
     record({
       scenario: `reverse-service --state redis, Redis cut ${CUT_MS / 1000} s mid-transaction`,
       requests: counting.tally.requests,
