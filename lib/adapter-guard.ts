@@ -5,8 +5,8 @@
  * It checks what comes back (array, at most `limit` items, strict `sortorder` after the keyset
  * position, valid webhook-form items, a non-negative integer count, the `_id` asked for) and turns
  * anything thrown into `AdapterError` (the original kept as `cause`, for logs only), except the
- * kit's own `AdapterContractError`, `UnstorableValueError` and `DuplicateKeyError`, which pass
- * unchanged.
+ * kit's own `AdapterContractError`, `UnstorableValueError`, `DuplicateKeyError` and `StorageError`,
+ * which pass unchanged.
  */
 import { IdSchema, ITEM_SCHEMAS, OrderSchema, ProductSchema, type Entity, type ItemOf, type Order, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
@@ -26,7 +26,7 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from './adapter';
-import { AdapterContractError, AdapterError, DuplicateKeyError, UnstorableValueError } from './errors';
+import { AdapterContractError, AdapterError, DuplicateKeyError, StorageError, UnstorableValueError } from './errors';
 
 /** One listed item, serialized at most once and parsed at most once. */
 export class ListedItem<T> implements SortKey {
@@ -168,7 +168,7 @@ async function call<R>(operation: string, signal: AbortSignal | undefined, fn: (
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
     // Errors that are already the kit's own, and say exactly what is wrong, pass unchanged.
-    if (err instanceof AdapterContractError || err instanceof UnstorableValueError || err instanceof DuplicateKeyError) throw err;
+    if (err instanceof AdapterContractError || err instanceof UnstorableValueError || err instanceof DuplicateKeyError || err instanceof StorageError) throw err;
     throw new AdapterError(operation, { cause: err });
   }
 }

@@ -13,6 +13,7 @@ export type StorebridgeErrorCode =
   | 'UNSTORABLE_VALUE'
   | 'DUPLICATE_KEY'
   | 'ITEM_TOO_LARGE'
+  | 'STORAGE_FAILED'
   | 'INVALID_OPTION'
   | 'SQL_CONNECT'
   | 'SQL_DRIVER_UNAVAILABLE'
@@ -98,6 +99,47 @@ export class DuplicateKeyError extends StorebridgeError {
   ) {
     const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
     super(`${entity}: the ${field} ${shown} is already used${holder === undefined ? '' : ` by ${JSON.stringify(holder)}`}`);
+  }
+}
+
+/**
+ * The kinds of storage failure an operator acts on differently: free space, make the file or the
+ * database writable, find the other writer, bring the database (or the network to it) back, check
+ * the disk.
+ */
+export type StorageFailure = 'full' | 'read-only' | 'locked' | 'unreachable' | 'io';
+
+/** What each kind of storage failure means, in words that hold no internals (safe in an answer). */
+const STORAGE_FAILURES: Readonly<Record<StorageFailure, string>> = {
+  full: 'the database storage is full',
+  'read-only': 'the database is read-only',
+  locked: 'the database is locked by another writer',
+  unreachable: 'the connection to the database failed',
+  io: 'the database could not read or write its storage',
+};
+
+/**
+ * The adapter's storage failed for a reason the adapter recognised (disk full, read-only file,
+ * lock held too long, connection lost, I/O error). `failure` says which; the message adds the
+ * driver's own words, `cause` holds the driver's error. The guard passes it on unchanged, so the
+ * log shows the real cause (not, say, the failed rollback that followed it), and the store answers
+ * 500 with the kind in words and no internals.
+ */
+export class StorageError extends StorebridgeError {
+  override readonly name = 'StorageError';
+  readonly code = 'STORAGE_FAILED';
+  constructor(
+    readonly failure: StorageFailure,
+    /** The driver's words, on one line (e.g. `SQLITE_FULL: database or disk is full`). */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${STORAGE_FAILURES[failure]} (${detail})`, options);
+  }
+
+  /** The kind of failure in words, without the driver's: what an HTTP answer may say. */
+  get summary(): string {
+    return STORAGE_FAILURES[this.failure];
   }
 }
 

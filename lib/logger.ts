@@ -29,3 +29,17 @@ export function parseLogger(value: unknown, option = 'logger'): Logger | undefin
   if (l.child !== undefined && typeof l.child !== 'function') throw new InvalidOptionError(option, 'child must be a function when present');
   return value as Logger;
 }
+
+/**
+ * An error's message followed by its causes' (`a: b: c`), never a stack: what logs and one-line
+ * reports print. A cause whose message the line already holds (a wrapper that quotes it) is skipped.
+ */
+export function messageChain(err: unknown): string {
+  // Duck-typed: errors from another realm (a socket's, under a VM context) are not `instanceof Error`.
+  const messageOf = (e: unknown) => (typeof e === 'object' && e !== null && typeof (e as Error).message === 'string' ? (e as Error).message : undefined);
+  let line = messageOf(err) ?? String(err);
+  for (let cause = (err as { cause?: unknown })?.cause, depth = 0; messageOf(cause) !== undefined && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (!line.includes(messageOf(cause)!)) line += `: ${messageOf(cause)}`;
+  }
+  return line;
+}

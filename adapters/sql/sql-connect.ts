@@ -191,16 +191,23 @@ function kyselyFor(kind: SqlKind, target: string, options: ConnectionOptions): K
     type Pg = typeof import('pg');
     const pg = loadOptional<Pg>('pg', 'the postgres: adapter');
     const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize, statement_timeout: statementTimeoutMs });
-    // An idle connection that the server drops emits 'error' on the pool; without a listener that
-    // would crash the process. The pool discards the connection and opens a new one on demand.
+    // A connection the server drops (or the network cuts) emits 'error': an idle one through the
+    // pool, a checked-out one (mid-query, mid-transaction, between two statements) on the client
+    // itself, where pg-pool listens only while it is idle. Without a listener either would crash the
+    // process with "Unhandled 'error' event" (issue 20, D). The pending query rejects with the
+    // error anyway, and the pool discards a broken client when it is released.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => void client.on('error', () => undefined));
     return new k.Kysely<any>({ dialect: new k.PostgresDialect({ pool }) });
   }
   type Mysql2 = typeof import('mysql2');
   const mysql = loadOptional<Mysql2>('mysql2', 'the mysql: adapter');
   const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });
-  // MariaDB names the limit max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only).
   pool.on('connection', (connection) => {
+    // mysql2's pool listens for a connection's first 'error' only (to drop it); a second one (a
+    // write on the closed socket) would be an unhandled 'error' event. Queries get their errors.
+    connection.on('error', () => undefined);
+    // MariaDB names the limit max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only).
     connection.query(`set session max_statement_time = ${statementTimeoutMs / 1000}`, (err) => {
       if (err) connection.query(`set session max_execution_time = ${statementTimeoutMs}`, () => undefined);
     });

@@ -39,7 +39,8 @@ export class SqlDriverUnavailableError extends StorebridgeError {
 
 /** An error's message on one line, at most 200 characters (driver errors span several lines). */
 export function oneLine(err: unknown): string {
-  const line = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ').trim();
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  const line = (typeof message === 'string' ? message : String(err)).replace(/\s*\n\s*/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 197)}...` : line;
 }
 

@@ -19,6 +19,7 @@ import { InvalidOptionError } from '../../lib/errors';
 import type { SqlAdapter } from './sql-adapter';
 import { loadKysely, type SqlKind } from './sql-dialects';
 import { columnText as text } from './sql-run';
+import { inTransaction, storageFailures } from './sql-failures';
 
 export interface SqlReverseStateOptions {
   /** The table's name. Default: the adapter's table prefix + `reverse_state`. */
@@ -59,23 +60,27 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
       : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do update set ${sql.id('v')} = excluded.${sql.id('v')}`;
 
   return {
-    async read(keys) {
-      const out = new Map<string, string>();
-      for (let i = 0; i < keys.length; i += READ_BATCH) {
-        const slice = keys.slice(i, i + READ_BATCH);
-        const rows = await sql<{ k: unknown; v: unknown }>`select ${sql.id('k')}, ${sql.id('v')} from ${table} where ${sql.id('k')} in (${sql.join(slice)})`.execute(db);
-        for (const row of rows.rows) out.set(text(row.k), text(row.v));
-      }
-      return out;
-    },
+    // Driver failures become StorageError (disk full, connection lost, …): the service's log names the cause.
+    read: (keys) =>
+      storageFailures(async () => {
+        const out = new Map<string, string>();
+        for (let i = 0; i < keys.length; i += READ_BATCH) {
+          const slice = keys.slice(i, i + READ_BATCH);
+          const rows = await sql<{ k: unknown; v: unknown }>`select ${sql.id('k')}, ${sql.id('v')} from ${table} where ${sql.id('k')} in (${sql.join(slice)})`.execute(db);
+          for (const row of rows.rows) out.set(text(row.k), text(row.v));
+        }
+        return out;
+      }),
     async write(changes: readonly StateChange[]) {
       if (changes.length === 0) return;
-      await db.transaction().execute(async (trx) => {
-        for (const change of changes) {
-          if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
-          else await upsert(change.key, change.value).execute(trx);
-        }
-      });
+      await storageFailures(() =>
+        inTransaction(db, undefined, async (trx) => {
+          for (const change of changes) {
+            if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
+            else await upsert(change.key, change.value).execute(trx);
+          }
+        }),
+      );
     },
   };
 }

@@ -7,6 +7,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { InvalidOptionError } from '../../lib/errors';
 import { isTransientConflict, isUniqueViolation, loadKysely, type SqlKind } from './sql-dialects';
+import { asStorageError, inTransaction, storageFailures } from './sql-failures';
 
 /** The dialect of a Kysely instance, from its adapter class. */
 export function detectSqlKind(db: Kysely<any>): SqlKind {
@@ -18,8 +19,15 @@ export function detectSqlKind(db: Kysely<any>): SqlKind {
   throw new InvalidOptionError('kind', 'cannot tell the dialect of this Kysely instance: pass kind: "sqlite" | "postgres" | "mysql"');
 }
 
-/** Rejects with the signal's reason as soon as it aborts (the query itself runs on; its result is dropped). */
-export async function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+/**
+ * Runs a read; rejects with the signal's reason as soon as it aborts (the query itself runs on; its
+ * result is dropped), and with a `StorageError` when the driver's failure is a recognised one.
+ */
+export function abortable<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+  return storageFailures(() => raceAbort(signal, run));
+}
+
+async function raceAbort<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
   if (!signal) return run();
   signal.throwIfAborted();
   const work = run();
@@ -66,16 +74,14 @@ export async function runWriteTransaction<R>(db: Kysely<any>, options: WriteTran
   for (let attempt = 1; ; attempt++) {
     signal.throwIfAborted();
     try {
-      let tx = db.transaction();
-      if (kind !== 'sqlite') tx = tx.setIsolationLevel('read committed');
-      return await tx.execute(async (trx) => {
+      return await inTransaction(db, kind === 'sqlite' ? undefined : 'read committed', async (trx) => {
         if (kind === 'sqlite' && lockSqlite) await lockSqlite(trx);
         return fn(trx);
       });
     } catch (err) {
       const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
       if (again && attempt < maxAttempts) continue;
-      throw err;
+      throw asStorageError(err);
     }
   }
 }

@@ -38,3 +38,18 @@ export function deeperThan(value: unknown, limit: number = MAX_JSON_DEPTH): bool
   }
   return false;
 }
+
+/**
+ * Most values any JSON body the kit parses may hold (413 beyond, counted on the text before it is
+ * parsed: `[0,0,…]` packs 1.6 million values in 3.2 MB, each of which a parse and a validation
+ * would otherwise pay for). A legitimate body holds far fewer: 500 reverse items of this kit's
+ * daemon with their variations are about 100,000 values; deployed daemons send 50 items a page.
+ */
+export const MAX_BODY_VALUES = 1_000_000;
+
+/**
+ * Most elements any one array of a store write body may hold (variations, their prices, images,
+ * order lines, …; 413 beyond, counted before parsing). Far above a real item, far below what makes
+ * one write cost seconds.
+ */
+export const MAX_WRITE_ARRAY_ITEMS = 10_000;

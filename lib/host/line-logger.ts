@@ -3,21 +3,16 @@
  * `daemon` write to stderr). Errors are logged as their messages along the `cause` chain, never
  * with a stack.
  */
-import type { Logger } from '../logger';
+import { messageChain, type Logger } from '../logger';
 
 /** A logger writing one JSON line per event to `write` (stderr in the CLI); errors as messages only. */
 export function lineLogger(write: (line: string) => void): Logger {
   const log = (level: string) => (obj: object, msg?: string) => {
     const fields: Record<string, unknown> = { level, time: new Date().toISOString(), msg };
     for (const [k, v] of Object.entries(obj)) {
-      fields[k] = v instanceof Error ? describeError(v) : v;
+      fields[k] = v instanceof Error ? messageChain(v) : v;
     }
     write(JSON.stringify(fields));
   };
   return { info: log('info'), warn: log('warn'), error: log('error') };
-}
-
-function describeError(err: Error): string {
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${err.message}: ${describeError(cause)}` : err.message;
 }

@@ -19,7 +19,7 @@ import { MemoryIdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
-import { AdapterTimeoutError, ItemTooLargeError, StorebridgeError } from '../errors';
+import { AdapterTimeoutError, ItemTooLargeError, StorageError, StorebridgeError } from '../errors';
 import { Deadline } from './deadline';
 import { HttpError, MethodNotAllowedError, RateLimitedError } from '../http/http-errors';
 import { parseListQuery } from './list-query';
@@ -290,6 +290,12 @@ export class StoreCore {
     if (err instanceof AdapterTimeoutError) {
       logger?.error({ operation, code: err.code }, `${operation}: the adapter did not answer within the time budget`);
       return errorResponse(500, 'the store did not answer within its time budget; try again later');
+    }
+    if (err instanceof StorageError) {
+      // The kind in words (disk full, read-only, …) tells the caller and the operator what to fix;
+      // the driver's words, paths and addresses stay in the log.
+      logger?.error({ operation, code: err.code, failure: err.failure, err }, `${operation} failed: ${err.summary}`);
+      return errorResponse(500, `the store could not complete the request: ${err.summary}; its log has the details`);
     }
     const code = err instanceof StorebridgeError ? err.code : 'INTERNAL';
     logger?.error({ operation, code, err }, `${operation} failed`);

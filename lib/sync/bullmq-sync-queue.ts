@@ -161,6 +161,9 @@ export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
   const { redis, owned } = redisClient(options.connection);
   const { Queue } = loadBullmq();
   const queue: Queue<SyncJobData> = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
+  // BullMQ re-emits its connection's errors on the queue; unheard, it prints them with a stack.
+  // Each call that fails rejects anyway.
+  queue.on('error', () => undefined);
   const jobOptions: JobsOptions = {
     attempts: policy.limit + 1,
     // The worker's policy computes each wait; a legacy `backoffMs` travels with the job.

@@ -35,8 +35,18 @@ export function redisClient(connection: RedisConnection, option = 'connection'):
   const { Redis: RedisClass } = loadIoredis();
   if (typeof connection === 'string') {
     if (!/^rediss?:\/\//.test(connection)) throw new InvalidOptionError(option, 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
-    return { redis: new RedisClass(connection, { maxRetriesPerRequest: null }), owned: true };
+    return { redis: quietOnError(new RedisClass(connection, { maxRetriesPerRequest: null })), owned: true };
   }
   if (typeof connection !== 'object' || connection === null) throw new InvalidOptionError(option, 'must be a redis:// URL, ioredis options, or an ioredis client');
-  return { redis: new RedisClass({ ...(connection as object), maxRetriesPerRequest: null }), owned: true };
+  return { redis: quietOnError(new RedisClass({ ...(connection as object), maxRetriesPerRequest: null })), owned: true };
+}
+
+/**
+ * An 'error' listener on a client the kit owns. ioredis emits 'error' on every failed (re)connect;
+ * with no listener it prints "[ioredis] Unhandled error event" and a stack to stderr each time.
+ * The failures reach the kit through the commands that fail, and ioredis reconnects by itself.
+ */
+export function quietOnError<C extends { on(event: 'error', listener: (err: Error) => void): unknown }>(client: C): C {
+  client.on('error', () => undefined);
+  return client;
 }

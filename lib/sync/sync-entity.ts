@@ -11,6 +11,9 @@ import type { EntityProgress } from './checkpoint-store';
 import { ReadAhead } from './read-ahead';
 import { emptyProgress, type RunContext } from './sync-run-context';
 import { resolveStubs } from './stub-fetch';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StorageError } from '../errors';
+import { backoffDelay, parseRetry } from '../http/retry';
 
 /** A page as far as the run takes it: cut at the incremental boundary. */
 interface PagePart<T> {
@@ -85,7 +88,7 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
   const fetched = await resolveStubs(ctx, entity, part.stubs, signal);
   const items = fetched.items.length ? [...part.items, ...fetched.items] : part.items;
   const store = ctx.sink.entity(entity);
-  const results = items.length > 0 ? await store.upsertMany(items, { lastUpdated: 'keep', now: ctx.now(), signal }) : [];
+  const results = items.length > 0 ? await retryingSink(signal, () => store.upsertMany(items, { lastUpdated: 'keep', now: ctx.now(), signal })) : [];
   // Counted into a copy and committed with the checkpoint, so a crash mid-page counts nothing twice.
   const before = run.progress[entity];
   const p: Required<EntityProgress> = { ...before, stubs: before.stubs ?? 0, fetchedById: before.fetchedById ?? 0, normalisations: { ...before.normalisations } };
@@ -114,6 +117,26 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
   ctx.itemsTotal[entity] = part.page.totalKnown ? part.page.paging.itemsTotal : undefined;
   await ctx.save();
   ctx.emit({ type: 'page', entity, seen: p.seen, itemsTotal: part.page.paging.itemsTotal, totalKnown: part.page.totalKnown, written: p.written, position });
+}
+
+/**
+ * Waits before each new attempt of a page write whose sink was unreachable or locked: about 15 s in
+ * all, so a database restart or a network blip does not stop a long run. Upserts with
+ * `lastUpdated: 'keep'` are idempotent, so a write that did commit before its connection broke is
+ * harmless to repeat. Other failures (disk full, read-only, a bug) stop the run at once.
+ */
+const SINK_RETRY = parseRetry({ limit: 5, delay: (n) => 500 * 2 ** (n - 1), backoffLimit: 8_000, jitter: false });
+
+async function retryingSink<R>(signal: AbortSignal, write: () => Promise<R>): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const transient = err instanceof StorageError && (err.failure === 'unreachable' || err.failure === 'locked');
+      if (!transient || attempt > SINK_RETRY.limit || signal.aborted) throw err;
+      await sleep(backoffDelay(SINK_RETRY, attempt), undefined, { signal });
+    }
+  }
 }
 
 function quarantine(ctx: RunContext, entity: Entity, p: EntityProgress, invalid: readonly InvalidItem[]): void {

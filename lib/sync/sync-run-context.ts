@@ -30,6 +30,9 @@ export interface AbandonedJob {
   reason: string;
 }
 
+/** An entity report's `count` when the sink could not be counted (the run stopped on a sink failure). */
+export const UNKNOWN_COUNT = -1;
+
 export const emptyProgress = (): EntityProgress => ({ seen: 0, written: 0, unchanged: 0, duplicates: 0, invalid: 0, anomalies: 0, stubs: 0, fetchedById: 0, normalisations: {} });
 
 export class RunContext {
@@ -174,11 +177,24 @@ export class RunContext {
     this.emit({ type: 'anomaly', entity, anomaly });
   }
 
-  async entityReport(entity: Entity): Promise<EntityReport> {
+  /**
+   * The entity's part of the report. With `onCountFailure`, a sink that cannot be counted (it is
+   * down: the run's error is usually that very failure) gives `count: UNKNOWN_COUNT` and calls it,
+   * instead of rejecting: a stopped run still reports what it did.
+   */
+  async entityReport(entity: Entity, onCountFailure?: (err: unknown) => void): Promise<EntityReport> {
     const progress = this.entities.includes(entity) ? this.run.progress[entity] : emptyProgress();
     const error = this.errors[entity];
+    let count: number;
+    try {
+      count = await this.sink.entity(entity).count({ signal: new AbortController().signal });
+    } catch (err) {
+      if (!onCountFailure) throw err;
+      onCountFailure(err);
+      count = UNKNOWN_COUNT;
+    }
     return {
-      count: await this.sink.entity(entity).count({ signal: new AbortController().signal }),
+      count,
       ...progress,
       normalised: totalNormalisations(progress.normalisations ?? {}),
       itemsTotal: this.itemsTotal[entity],

@@ -7,7 +7,8 @@
 import { ENTITIES, type Entity } from '../contract/webhook';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
-import { InvalidOptionError } from '../errors';
+import { AdapterError, InvalidOptionError } from '../errors';
+import { messageChain } from '../logger';
 import type { StoreClient } from '../client/store-client';
 import type { WalkAnomaly, WalkPosition } from '../client/catalog-walk';
 import { StoreAuthError, StoreBadRequestError } from '../client/client-errors';
@@ -20,7 +21,7 @@ import { syncEntity } from './sync-entity';
 export type SyncMode = 'full' | 'incremental';
 
 export interface EntityReport extends EntityProgress {
-  /** Distinct items now in the sink. */
+  /** Distinct items now in the sink; -1 when the run stopped on a sink failure and the sink could not be counted either. */
   count: number;
   /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
   normalised?: number;
@@ -118,7 +119,9 @@ function errorSummary(err: unknown): RunError {
   return {
     name: err.name,
     code: typeof code === 'string' ? code : undefined,
-    message: err.message,
+    // The guard's AdapterError keeps the sink's failure as its cause (hidden from a store's answers);
+    // the run's report is the operator's, so it says what failed.
+    message: err instanceof AdapterError ? messageChain(err) : err.message,
     ...(typeof status === 'number' ? { status } : {}),
     ...(typeof retryable === 'boolean' ? { retryable } : {}),
   };
@@ -242,8 +245,10 @@ async function walkEntity(ctx: RunContext, entity: Entity): Promise<void> {
 
 /** Saves the end of the run (or, after an error, its checkpoint) and builds the report. */
 async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<SyncReport> {
-  const products = await ctx.entityReport('products');
-  const orders = await ctx.entityReport('orders');
+  // A sink that fails here too (the database went away) stops the run, with the report.
+  const countFailed = (err: unknown) => void (error ??= errorSummary(err));
+  const products = await ctx.entityReport('products', countFailed);
+  const orders = await ctx.entityReport('orders', countFailed);
   if (!error) await ctx.saveFinished();
   else await ctx.save().catch(() => undefined);
   const troubles = (r: EntityProgress) => r.invalid + r.duplicates + r.anomalies;

@@ -16,7 +16,12 @@ export interface RunningCli {
 
 /** Starts `storebridge ARGS` with the environment plus `env`. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnProcess([process.execPath, BIN, ...args], env);
+}
+
+/** Starts any command (`argv[0]` and its arguments) the same way: a command that runs the CLI, e.g. inside `unshare`. */
+export function spawnProcess([file, ...args]: readonly string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c));

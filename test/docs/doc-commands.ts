@@ -120,6 +120,7 @@ export const NOT_RUN_HERE: ReadonlyArray<{ readonly match: RegExp; readonly reas
   { match: /^npm (install|i|ci)\b/, reason: 'installs packages, and node_modules is shared on this machine (test/packaging installs the package as a user does)' },
   { match: /^npm test\b/, reason: 'runs the whole suite, this test included' },
   { match: /^(npm run bench|node bench\/run\.js)/, reason: 'a benchmark: minutes of CPU, and figures are noise on a shared machine (docs/benchmarks.md)' },
+  { match: /^npm run faults\b/, reason: 'the fault suite: minutes of CPU, and it cuts the shared databases; npm test runs its short version' },
   {
     match: /https:\/\/(shop\.example|sync\.example\.com|api\.click2sync\.com)(?=[/'"\s]|$)/,
     reason: 'talks to a store or a service on the Internet (an example host, or the deployed Click2Sync service)',

@@ -14,6 +14,7 @@ import {
   InvalidOptionError,
   StorebridgeError,
   registerAdapterSpec,
+  StorageError,
   UnstorableValueError,
   type AdapterRegistration,
   type ListOptions,
@@ -140,6 +141,7 @@ const daemon = createDaemon({ serviceUrl: 'https://sync.example.com', connection
 function describe(err: unknown): string {
   if (err instanceof InvalidOptionError) return `${err.code}: ${err.option}`;
   if (err instanceof UnstorableValueError) return `${err.code}: ${err.field}`;
+  if (err instanceof StorageError) return `${err.code}: ${err.failure} (${err.summary})`;
   if (err instanceof SqlDriverUnavailableError) return `${err.code}: ${err.driver}`;
   if (err instanceof MappingMismatchError) return `${err.code}: ${err.table}.${err.column ?? ''}`;
   if (err instanceof StorebridgeError) return err.code;

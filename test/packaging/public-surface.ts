@@ -10,7 +10,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "BaseStoreAdapter", "BodyTooLargeError", "ConversionError", "DuplicateKeyError", "HttpError", "InvalidBodyError",
     "InvalidCursorError", "InvalidOptionError", "InvalidQueryError", "ItemTooLargeError",
     "JWT_ALGORITHMS", "MethodNotAllowedError", "NotFoundError", "RateLimitedError",
-    "RedisUnavailableError", "StoreCore", "StorebridgeError", "UnauthorizedError",
+    "RedisUnavailableError", "StorageError", "StoreCore", "StorebridgeError", "UnauthorizedError",
     "UnstorableValueError", "UnsupportedMediaTypeError", "anyKeyVerifier", "compareIds",
     "compareKeys", "connectRedisRateLimit", "createMetrics", "createStoreCore",
     "createStoreFetchHandler", "createStoreHandlers", "createStoreListener", "createStoreRouter",

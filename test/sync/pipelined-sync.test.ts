@@ -8,6 +8,7 @@ import type { UpsertResult, WriteOptions } from '../../lib/adapter';
 import { compareKeys, keyOf } from '../../lib/adapter';
 import { demoCatalog } from '../../lib/demo';
 import { MemoryCheckpointStore, runSync } from '../../lib/sync';
+import { StorageError } from '../../lib/errors';
 import type { Product } from '../../lib/contract/webhook';
 import { startFakeStore, type FakeStore } from '../client/fake-store';
 
@@ -130,4 +131,49 @@ test('a slow sink: page n + 1 is requested while page n is written, never more t
   expect(productRequests()).toHaveLength(13);
   expect(aheadAtWrite).toHaveLength(12);
   expect(Math.max(...aheadAtWrite)).toBeLessThanOrEqual(1);
+});
+
+describe('a sink whose database goes away (issue 20, D)', () => {
+  test('unreachable for two attempts of a page: the write is tried again after a wait and the run completes, each item once', async () => {
+    const real = createMemoryAdapter();
+    const written: string[] = [];
+    let failures = 0;
+    const flaky = sinkWith(real, async (call) => {
+      if (call >= 3 && failures < 2) {
+        failures++;
+        throw new StorageError('unreachable', 'Connection terminated unexpectedly');
+      }
+    }, written);
+    const client = createStoreClient({ baseUrl: store.url, svcKey: KEY });
+    const t0 = Date.now();
+    const report = await runSync({ connectionId: 'flaky', client, sink: flaky, checkpoints: new MemoryCheckpointStore(), entities: ['products'] });
+    expect(report.error).toBeUndefined();
+    expect(report).toMatchObject({ ok: true, products: { count: 300, seen: 300, written: 300 } });
+    expect(failures).toBe(2);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_500); // 0.5 s, then 1 s
+    expect(written).toEqual(storeOrder);
+  });
+
+  test('a full disk is not waited out: the run stops at once with the cause, and a sink that cannot count either still gives the report (count -1)', async () => {
+    const real = createMemoryAdapter();
+    let down = false;
+    const full = {
+      ...sinkWith(real, async (call) => {
+        if (call === 2) {
+          down = true;
+          throw new StorageError('full', 'SQLITE_FULL: database or disk is full');
+        }
+      }, []),
+    };
+    full.products = { ...full.products, count: async (o) => (down ? Promise.reject(new StorageError('full', 'SQLITE_FULL: database or disk is full')) : real.products.count(o)) };
+    const client = createStoreClient({ baseUrl: store.url, svcKey: KEY });
+    const t0 = Date.now();
+    const report = await runSync({ connectionId: 'full', client, sink: full, checkpoints: new MemoryCheckpointStore(), entities: ['products'] });
+    expect(Date.now() - t0).toBeLessThan(1_500);
+    expect(report).toMatchObject({
+      ok: false,
+      error: { name: 'StorageError', code: 'STORAGE_FAILED', message: 'the database storage is full (SQLITE_FULL: database or disk is full)' },
+      products: { count: -1, seen: PAGE, written: PAGE },
+    });
+  });
 });

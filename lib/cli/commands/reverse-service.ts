@@ -22,6 +22,8 @@ import { createMetrics, metricsHandler, type Metrics } from '../../metrics';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';
+import { messageChain } from '../../logger';
+import { quietOnError } from '../../sync/redis-connect';
 
 export const command = defineCommand({
   name: 'reverse-service',
@@ -81,8 +83,9 @@ async function openStateStore(spec: string | undefined, adapter: StoreAdapter): 
     return sql.createSqlReverseStateStore(adapter as import('../../../adapters/sql').SqlAdapter);
   }
   const { loadOptional } = require('../../../adapters/sql/sql-dialects') as typeof import('../../../adapters/sql/sql-dialects');
-  const Redis = loadOptional<{ default: new (url: string, o: object) => RedisStateClient }>('ioredis', '--state redis://').default;
-  return createRedisStateStore(new Redis(spec, { maxRetriesPerRequest: 3, lazyConnect: false }), { quitOnClose: true });
+  const Redis = loadOptional<{ default: new (url: string, o: object) => RedisStateClient & { on(event: 'error', listener: (err: Error) => void): unknown } }>('ioredis', '--state redis://').default;
+  // Failures reach the service through the commands that fail (500, logged); ioredis reconnects.
+  return createRedisStateStore(quietOnError(new Redis(spec, { maxRetriesPerRequest: 3, lazyConnect: false })), { quitOnClose: true });
 }
 
 /** With `--demo`: the demo transactions, queued once, on a connection that has never run one. */
@@ -131,7 +134,7 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
     maxPushPageItems: parsed.maxPushPageItems,
     ...(metrics ? { metrics } : {}),
     answerRoot: true,
-    onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${(err as Error)?.message ?? String(err)}`),
+    onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${messageChain(err)}`),
   });
   if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
   // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled

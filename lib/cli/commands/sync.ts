@@ -21,6 +21,8 @@ import { totalNormalisations, type NormalisationCounts } from '../../client/stor
 import type { StoreClientOptions } from '../../client/client-options';
 import { STORE_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/webhook';
+import { messageChain } from '../../logger';
+import { emptyProgress, UNKNOWN_COUNT } from '../../sync/sync-run-context';
 
 export const command = defineCommand({
   name: 'sync',
@@ -151,6 +153,28 @@ export function jsonLine(report: SyncReport): string {
   });
 }
 
+/** The report of a run that could not start (its sink or its state could not be opened): nothing done, counts unknown, and why. */
+function notRunReport(connection: string, startedAt: number, err: unknown): SyncReport {
+  const entity = (): EntityReport => ({ ...emptyProgress(), count: UNKNOWN_COUNT, normalised: 0, complete: false });
+  const { name, code } = err as { name?: unknown; code?: unknown };
+  return {
+    ok: false,
+    connection,
+    jobid: 0,
+    mode: 'full',
+    resumed: false,
+    products: entity(),
+    orders: entity(),
+    requests: 0,
+    retries: 0,
+    durationMs: Date.now() - startedAt,
+    invalidItems: [],
+    anomalies: [],
+    normalisations: {},
+    error: { name: typeof name === 'string' ? name : 'Error', ...(typeof code === 'string' ? { code } : {}), message: messageChain(err) },
+  };
+}
+
 /** One warning line per entity with normalisations: `warning: products: 280 normalised (string-from-number 280, …)`. */
 export function normalisationWarnings(report: SyncReport): string[] {
   const line = (entity: Entity, counts: NormalisationCounts) => {
@@ -177,11 +201,15 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
     return 2;
   }
   let sink;
+  const startedAt = Date.now();
   try {
     sink = await openAdapter(values.into);
   } catch (err) {
     io.err(`storebridge sync: --into: ${(err as Error).message}`);
-    return 2;
+    // A database that cannot be reached (or went away while it was opened) is not a usage error.
+    if ((err as { code?: unknown }).code !== 'SQL_CONNECT') return 2;
+    if (values.json) io.out(jsonLine(notRunReport(connection, startedAt, err)));
+    return 1;
   }
   if (values.state && values.into === 'memory') {
     io.err('storebridge sync: note: --state with the memory sink (no --into): the sink is not kept between runs, so a resumed or incremental run holds only what it wrote itself');
@@ -190,7 +218,6 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
   void io.shutdownSignal().then(() => controller.abort());
   const bar = process.stderr.isTTY ? progressBar((s) => void process.stderr.write(s)) : undefined;
   let report: SyncReport;
-  const startedAt = Date.now();
   try {
     report = await runSync({
       connectionId: connection,
@@ -205,9 +232,14 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
       signal: controller.signal,
       onEvent: (e) => bar?.update(e),
     });
+  } catch (err) {
+    // The run could not start (its state file cannot be read or written, …): still one line, and the --json line.
+    io.err(`storebridge sync: ${messageChain(err)}`);
+    if (values.json) io.out(jsonLine(notRunReport(connection, startedAt, err)));
+    return 1;
   } finally {
     bar?.done();
-    await sink.close?.();
+    await sink.close?.().catch(() => undefined);
   }
   if (values.state) await recordRun(runsFileBeside(values.state), report, startedAt, io);
   printReport(report, values.json, io);

@@ -10,7 +10,7 @@
  * only, decoded after that check). Anything else is not the service's (`undefined`).
  */
 import type { IncomingMessage } from 'node:http';
-import { INTERFACE_LIMITS } from '../../contract/limits';
+import { INTERFACE_LIMITS, MAX_BODY_VALUES } from '../../contract/limits';
 import { ReachabilitySchema } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../../contract/webhook';
@@ -72,13 +72,6 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1
 const BASE = `${REVERSE_BASE_PATH}/`;
 export const NOT_FOUND: ReverseHttpAnswer = { status: 404, body: { error: 'not found' } };
 const ROOT_BODY = { service: 'storebridge reverse-service', ok: true as const } satisfies ReturnType<typeof ReachabilitySchema.parse>;
-
-/**
- * Most values a call's body may hold (413 beyond, counted before parsing). A legitimate page holds
- * far fewer: 500 items of this kit's daemon with their variations are about 100,000; deployed
- * daemons send 50 items.
- */
-export const MAX_BODY_VALUES = 1_000_000;
 
 /**
  * Reads a call's body as every binding does (UTF-8 with a Latin-1 fallback, at most `maxBodyBytes`,

@@ -11,6 +11,7 @@ import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
 import type { Entity, ItemOf, Order, Product } from '../../contract/webhook';
+import { StorageError } from '../../errors';
 import { FAILURE_CODES } from './daemon-options';
 
 export type StoreOutcome<E extends Entity> =
@@ -59,10 +60,11 @@ function keepOrderFields(before: Order, incoming: Order): Order {
 const failure = (error: string, message: string, code: number): StoreOutcome<never> => ({ ok: false, report: { error, reasons: [{ message, code }] } });
 
 /**
- * Reads, checks and stores a pulled item (`raw` as the service sent it; it is not changed). Every way
- * it can fail is a storage failure report, never an exception: unreadable (1003), refused by the
+ * Reads, checks and stores a pulled item (`raw` as the service sent it; it is not changed). A failure
+ * of the item is a storage failure report, not an exception: unreadable (1003), refused by the
  * store's check (1001, one reason per message), the adapter failing (1002; the kit's message, which
- * names the operation, never the adapter's internals).
+ * names the operation, never the adapter's internals). A failure of the store's storage itself
+ * (`StorageError`: its database unreachable, its disk full) is thrown: the pass fails, the item comes again.
  */
 export async function storePulledItem<E extends Entity>(adapter: GuardedAdapter, entity: E, raw: unknown, options: { readonly now: number; readonly signal: AbortSignal }): Promise<StoreOutcome<E>> {
   const noun = entityOf(entity).noun;
@@ -90,6 +92,10 @@ export async function storePulledItem<E extends Entity>(adapter: GuardedAdapter,
     const stored = (await store.upsert(merged, { lastUpdated, now: options.now, signal: options.signal })).item;
     return { ok: true, item: stored, ...(storeId ? { storeId } : {}) };
   } catch (err) {
+    // The store's own storage failing (its database unreachable, its disk full) is not this item's
+    // fault: reporting it `failed` would drop it from the pull. The pass fails instead, and the
+    // service hands the item out again on the next one.
+    if (err instanceof StorageError) throw err;
     return failure(`the store could not save the ${noun}`, err instanceof Error ? err.message : 'the data adapter failed', FAILURE_CODES.STORE_FAILED);
   }
 }

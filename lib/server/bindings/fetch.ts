@@ -21,6 +21,7 @@ import { fetchBodyStream, readJsonBodyOrDrain } from '../../http/request-body';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';
 import { matchRouteBelow, normalizeBasePath } from './node-http';
+import { writeBodyLimits } from './node-io';
 
 export interface StoreFetchHandlerOptions {
   /** A path prefix the routes live under (`/sync`). Default: none. A request outside it is a 404. */
@@ -64,7 +65,7 @@ export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore,
       clientAddress: handlerOptions.clientAddress && (() => handlerOptions.clientAddress!(request)),
       signal: request.signal,
       observation,
-      readBody: () => readJsonBodyOrDrain(fetchBodyStream(request), core.config.maxBodyBytes),
+      readBody: () => readJsonBodyOrDrain(fetchBodyStream(request), writeBodyLimits(core.config.maxBodyBytes)),
     });
     observation?.end(out.status);
     return toResponse(request, out);

@@ -3,13 +3,20 @@
  * a `CoreAnswer`, and draining a refused body so its answer arrives.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readJsonBodyOrDrain } from '../../http/request-body';
+import { MAX_BODY_VALUES, MAX_WRITE_ARRAY_ITEMS } from '../../contract/limits';
+import { readJsonBodyOrDrain, type RequestBodyOptions } from '../../http/request-body';
 import type { RequestObservation } from '../request-observation';
 import { OPERATIONS, type CoreAnswer, type OperationName, type StoreCore } from '../store-core';
 
+/**
+ * How a write body is read: at most `maxBytes`, no array longer than `MAX_WRITE_ARRAY_ITEMS`, at
+ * most `MAX_BODY_VALUES` values (both counted before parsing, so a hostile body costs no parse).
+ */
+export const writeBodyLimits = (maxBytes: number): RequestBodyOptions => ({ maxBytes, maxArrayItems: MAX_WRITE_ARRAY_ITEMS, maxValues: MAX_BODY_VALUES });
+
 /** The write body of a Node request: `readJsonBody`, and on a refusal the rest is drained first. */
 export function bodyReader(req: IncomingMessage, maxBytes: number): () => Promise<unknown> {
-  return () => readJsonBodyOrDrain(req, maxBytes);
+  return () => readJsonBodyOrDrain(req, writeBodyLimits(maxBytes));
 }
 
 /** Writes an answer: JSON, `nosniff`, the exact length, `Connection: close` when asked; no body to `HEAD`. */
