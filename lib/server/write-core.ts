@@ -33,7 +33,7 @@ import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { parseQuery, WRITE_QUERY } from '../contract/query';
-import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf, ITEM_SCHEMAS } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf } from '../contract/webhook';
 import { AdapterContractError, DuplicateKeyError } from '../errors';
 import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';
@@ -295,7 +295,7 @@ async function createTarget(adapter: GuardedAdapter, entity: Entity, item: Json,
 
 /** Top-level members the body sends as `null`: a write removes them from the stored item (not `_id` or `last_updated`). */
 function nullMembers(entity: Entity, item: Json): string[] {
-  return Object.keys(ITEM_SCHEMAS[entity].shape).filter((m) => m !== '_id' && m !== 'last_updated' && Object.prototype.hasOwnProperty.call(item, m) && item[m] === null);
+  return Object.keys(entityOf(entity).schema.shape).filter((m) => m !== '_id' && m !== 'last_updated' && Object.prototype.hasOwnProperty.call(item, m) && item[m] === null);
 }
 
 function withoutMembers(item: Json, members: readonly string[]): Json {

@@ -10,6 +10,7 @@ import type { WalkPosition } from '../client/catalog-walk';
 import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';
 import { readJsonEntries, writeJsonFileAtomically } from './json-file';
+import { EntitySchema } from '../contract/entities';
 
 export interface EntityProgress {
   /** Items received (duplicates excluded), stubs of an ids-only list included. */
@@ -113,8 +114,8 @@ const StateSchema = z.object({
       jobid: z.number().int().nonnegative(),
       mode: z.enum(['full', 'incremental']),
       startedAt: z.number(),
-      done: z.array(z.enum(['products', 'orders'])),
-      entity: z.enum(['products', 'orders']).optional(),
+      done: z.array(EntitySchema),
+      entity: EntitySchema.optional(),
       positions: z.object({ products: PositionSchema.optional(), orders: PositionSchema.optional() }).optional(),
       position: PositionSchema.optional(),
       resumes: z.number().int().nonnegative().optional(),

@@ -4,7 +4,7 @@
  * (`RunContext.open`: resume a checkpoint or start the next job), walk each entity
  * (`syncEntity`), close the run (fold the high water in, build the report).
  */
-import { ENTITIES, type Entity } from '../contract/webhook';
+import { ENTITIES, type Entity } from '../contract/entities';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
 import { AdapterError, InvalidOptionError } from '../errors';

@@ -47,7 +47,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
     "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity", "isMappedBuyerId", "isRawUrlSafe",
     "mappedBuyerId", "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
-    "parseWire", "productToReverse", "productToWebhook", "readItem", "reverseUrl",
+    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseUrl",
     "webhookOperation", "withQuery",
   ],
   "./adapter": [
