@@ -36,6 +36,7 @@
 import type { Entity, ItemOf, Order, Product } from './contract/webhook';
 import type { SortOrder } from './contract/messages';
 import { entityOf, perEntity, type NaturalKeyOf } from './contract/entities';
+import type { ListFilters } from './contract/query';
 
 /** The sort key of every list: `(last_updated, _id)`, `_id` breaking ties. Stable and unique. */
 export interface SortKey {
@@ -80,8 +81,8 @@ export function keyOf(item: { _id: string; last_updated?: number }): SortKey {
   return { last_updated: item.last_updated ?? 0, _id: item._id };
 }
 
-/** What `EntityStore.list` is asked for. */
-export interface ListOptions {
+/** What `EntityStore.list` is asked for: paging, and the list filters given (`ListFilters`, from `LIST_QUERY`). */
+export interface ListOptions extends ListFilters {
   /** `asc`: by `(last_updated, _id)` ascending; `desc`: the exact reverse. */
   readonly sortorder: SortOrder;
   /** At most this many items (≥ 1). Fewer only at the end of the data. */
