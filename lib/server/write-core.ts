@@ -78,12 +78,17 @@ export type WriteQuery = string | Readonly<Record<string, unknown>>;
 
 type Json = Record<string, unknown>;
 
+const NO_FINDINGS: Findings = { reasons: [], warnings: [] };
+
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The built-in business checks of each entity. */
-const BUILT_IN_CHECKS: { readonly [E in Entity]: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
+/**
+ * The kit's own business checks, for the entities that have them (an entity registered besides these
+ * has only its schema's checks and the adapter's hook).
+ */
+const BUILT_IN_CHECKS: { readonly [E in Entity]?: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
   products: checkProduct,
   orders: checkOrder,
 };
@@ -233,7 +238,7 @@ async function checkWrite(
 
   const id = parsed.success && !creating ? parsed.data._id : queryId;
   const ctx = { adapter, signal, allowedOrderStatuses: config.allowedOrderStatuses };
-  const builtIn = await BUILT_IN_CHECKS[entity](input, creating ? undefined : id, ctx);
+  const builtIn = (await BUILT_IN_CHECKS[entity]?.(input, creating ? undefined : id, ctx)) ?? NO_FINDINGS;
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
   if (id !== undefined && !creating) {
