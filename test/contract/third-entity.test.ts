@@ -12,6 +12,7 @@ import type { EntityStore } from '../../lib/adapter';
 import { createStoreClient } from '../../lib/client';
 import { ENTITIES, WEBHOOK_ROUTES, isEntity } from '../../lib/contract';
 import { createOpenApiDocument } from '../../lib/openapi';
+import { MemoryCheckpointStore, runSync } from '../../lib/sync';
 import { BINDINGS, KEY, get, post, startBinding } from '../server/helpers';
 
 const signal = () => AbortSignal.timeout(10_000);
@@ -61,5 +62,56 @@ describe('a third entity registered in the registry', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('the caller walks it, with offsets and with cursors, each item once', async () => {
+    const adapter = seeded(23);
+    const s = await startBinding('node:http', { adapter });
+    try {
+      const client = createStoreClient({ baseUrl: s.base, svcKey: KEY, pageSize: 5 });
+      expect(client.config.entities).toContain(CUSTOMERS);
+      for (const strategy of ['offset', 'cursor'] as const) {
+        const walk = client.walk(CUSTOMERS, { jobid: 7, strategy });
+        const ids: string[] = [];
+        for await (const c of walk) ids.push(c._id);
+        expect(ids).toEqual(Array.from({ length: 23 }, (_, i) => `c${String(i).padStart(3, '0')}`));
+        expect(walk.summary).toMatchObject({ complete: true, duplicates: 0, invalid: 0, itemsTotal: 23 });
+      }
+      const one = await client.get(CUSTOMERS, 'c007');
+      expect(one).toMatchObject({ _id: 'c007', points: 70 });
+      const result = await client.write(CUSTOMERS, { _id: 'c007', name: 'Seven' } as never, { jobid: 8 });
+      expect(result).toMatchObject({ ok: true, item: { _id: 'c007', name: 'Seven' } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a sync copies it into a memory sink, and a second run writes nothing again', async () => {
+    const adapter = seeded(17);
+    const s = await startBinding('node:http', { adapter });
+    try {
+      const client = createStoreClient({ baseUrl: s.base, svcKey: KEY, pageSize: 4 });
+      const sink = createMemoryAdapter();
+      const checkpoints = new MemoryCheckpointStore();
+      const report = await runSync({ connectionId: 'third-entity', client, sink, checkpoints, entities: [CUSTOMERS] });
+      expect(report.ok).toBe(true);
+      const entityReport = (report as unknown as Record<string, { count: number; written: number }>)[CUSTOMERS];
+      expect(entityReport).toMatchObject({ count: 17, written: 17 });
+      const copied = await customersOf(sink).list({ sortorder: 'asc', limit: 100, signal: signal() });
+      const original = await customersOf(adapter).list({ sortorder: 'asc', limit: 100, signal: signal() });
+      expect(copied).toEqual(original);
+      const again = await runSync({ connectionId: 'third-entity', client, sink, checkpoints, entities: [CUSTOMERS] });
+      expect((again as unknown as Record<string, { written: number }>)[CUSTOMERS].written).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the OpenAPI document describes its three webhook routes', () => {
+    const doc = createOpenApiDocument({ include: ['webhooks'] }) as unknown as { paths: Record<string, Record<string, { operationId?: string }>> };
+    expect(doc.paths['/customers'].get.operationId).toBe('listCustomers');
+    expect(doc.paths['/customers'].post.operationId).toBe('writeCustomer');
+    expect(doc.paths['/customers/{id}'].get.operationId).toBe('getCustomer');
+    expect(JSON.stringify(doc.paths['/customers'])).toContain('points');
   });
 });
