@@ -108,10 +108,14 @@ describe('a third entity registered in the registry', () => {
   });
 
   it('the OpenAPI document describes its three webhook routes', () => {
-    const doc = createOpenApiDocument({ include: ['webhooks'] }) as unknown as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const doc = createOpenApiDocument({ include: ['webhooks'] }) as unknown as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
     expect(doc.paths['/customers'].get.operationId).toBe('listCustomers');
     expect(doc.paths['/customers'].post.operationId).toBe('writeCustomer');
     expect(doc.paths['/customers/{id}'].get.operationId).toBe('getCustomer');
-    expect(JSON.stringify(doc.paths['/customers'])).toContain('points');
+    expect(JSON.stringify(doc.paths['/customers'])).toContain('#/components/schemas/CustomerListResponse');
+    expect(Object.keys(doc.components.schemas.Customer.properties ?? {})).toEqual(['_id', 'last_updated', 'email', 'name', 'points']);
   });
 });
