@@ -10,7 +10,7 @@ import { CUSTOMERS, type Customer } from './third-entity/customers-entity'; // f
 import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import type { EntityStore } from '../../lib/adapter';
 import { createStoreClient } from '../../lib/client';
-import { ENTITIES, WEBHOOK_ROUTES, isEntity } from '../../lib/contract';
+import { ENTITIES, REVERSE_ROUTES, WEBHOOK_ROUTES, entityOf, isEntity } from '../../lib/contract';
 import { createOpenApiDocument } from '../../lib/openapi';
 import { MemoryCheckpointStore, runSync } from '../../lib/sync';
 import { BINDINGS, KEY, get, post, startBinding } from '../server/helpers';
@@ -117,5 +117,11 @@ describe('a third entity registered in the registry', () => {
     expect(doc.paths['/customers/{id}'].get.operationId).toBe('getCustomer');
     expect(JSON.stringify(doc.paths['/customers'])).toContain('#/components/schemas/CustomerListResponse');
     expect(Object.keys(doc.components.schemas.Customer.properties ?? {})).toEqual(['_id', 'last_updated', 'email', 'name', 'points']);
+  });
+
+  it("the reverse connection's route table has its pull and push calls (the push state machine does not take it yet)", () => {
+    const routes = REVERSE_ROUTES.filter((r) => r.entity === CUSTOMERS);
+    expect(routes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(['POST /push/customers', 'POST /push/customers/finish', 'GET /pull/customers/next']));
+    expect(routes.find((r) => r.path === '/push/customers')?.request).toBe(entityOf(CUSTOMERS).pushPageSchema);
   });
 });
