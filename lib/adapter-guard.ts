@@ -8,7 +8,9 @@
  * kit's own `AdapterContractError`, `UnstorableValueError`, `DuplicateKeyError` and `StorageError`,
  * which pass unchanged.
  */
-import { IdSchema, ITEM_SCHEMAS, OrderSchema, ProductSchema, type Entity, type ItemOf, type Order, type Product } from './contract/webhook';
+import type { z } from 'zod';
+import { ENTITIES, entityOf, perEntity } from './contract/entities';
+import { IdSchema, OrderSchema, ProductSchema, type Entity, type ItemOf, type Order, type Product } from './contract/webhook';
 import { describeZodError } from './contract/parse';
 import {
   compareKeys,
@@ -118,22 +120,21 @@ const GUARDED = Symbol.for('storebridge.guardedAdapter');
 export function guardAdapter(adapter: StoreAdapter | GuardedAdapter, options: GuardOptions = {}): GuardedAdapter {
   if ((adapter as unknown as Record<symbol, unknown>)[GUARDED]) return adapter as GuardedAdapter;
   const inner = adapter as StoreAdapter;
-  if (!inner || typeof inner !== 'object' || !inner.products || !inner.orders) {
-    throw new TypeError('a storebridge adapter must have `products` and `orders` entity stores');
+  if (!inner || typeof inner !== 'object' || ENTITIES.some((e) => !inner[e])) {
+    throw new TypeError(`a storebridge adapter must have ${ENTITIES.map((e) => `\`${e}\``).join(' and ')} entity stores`);
   }
-  for (const entity of ['products', 'orders'] as const) {
+  for (const entity of ENTITIES) {
     for (const m of ['list', 'count', 'get', 'upsert'] as const) {
       if (typeof inner[entity][m] !== 'function') throw new TypeError(`adapter.${entity}.${m} must be a function`);
     }
     const many = inner[entity].upsertMany;
     if (many !== undefined && typeof many !== 'function') throw new TypeError(`adapter.${entity}.upsertMany must be a function when present`);
   }
-  const products = guardEntity(inner, 'products', options);
-  const orders = guardEntity(inner, 'orders', options);
+  const stores = perEntity((e) => guardEntity(inner, e, options));
   const guarded: GuardedAdapter = {
-    products,
-    orders,
-    entity: <E extends Entity>(e: E) => ({ products, orders })[e] as unknown as GuardedEntityStore<E>,
+    products: stores.products as GuardedEntityStore<'products'>,
+    orders: stores.orders as GuardedEntityStore<'orders'>,
+    entity: <E extends Entity>(e: E) => stores[e] as unknown as GuardedEntityStore<E>,
     productBySku: async (sku, opts) => {
       if (!inner.productBySku) return undefined;
       const p = await call('productBySku', opts.signal, () => inner.productBySku!(sku, opts));
@@ -211,7 +212,7 @@ function guardEntity<E extends Entity>(adapter: StoreAdapter, entity: E, options
 /** One entity store of a user's adapter behind the checks `GuardedEntityStore` promises. */
 class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
   private readonly store: EntityStore<ItemOf<E>>;
-  private readonly schema: (typeof ITEM_SCHEMAS)[Entity];
+  private readonly schema: z.ZodType;
   private readonly validateRaw: boolean;
   private readonly fullWriteCheck: boolean;
 
@@ -221,7 +222,7 @@ class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
     options: GuardOptions,
   ) {
     this.store = entityStore(adapter, entity) as unknown as EntityStore<ItemOf<E>>;
-    this.schema = ITEM_SCHEMAS[entity];
+    this.schema = entityOf(entity).schema;
     this.validateRaw = options.validate === 'all';
     this.fullWriteCheck = options.validateWrites !== 'keys';
   }
@@ -286,7 +287,7 @@ class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
   }
 
   async check(item: ItemOf<E>, opts: SignalOptions): Promise<string[]> {
-    const op = CHECK_HOOKS[this.entity];
+    const op = entityOf(this.entity).checkHook;
     const fn = this.adapter[op] as ((i: ItemOf<E>, o: SignalOptions) => Promise<string[]>) | undefined;
     if (!fn) return [];
     const reasons = await call(op, opts.signal, () => fn.call(this.adapter, item, opts));
@@ -331,9 +332,6 @@ class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
     return parsed.data as ItemOf<E>;
   }
 }
-
-/** The adapter's business-check hook of each entity. */
-const CHECK_HOOKS = { products: 'checkProduct', orders: 'checkOrder' } as const satisfies Record<Entity, keyof StoreAdapter>;
 
 function checkKey(operation: string, item: { _id?: unknown; last_updated?: unknown }, where: string): void {
   if (typeof item._id !== 'string' || item._id === '') throw new AdapterContractError(operation, `${where} has no _id`);

@@ -35,6 +35,8 @@
  */
 import type { Entity, ItemOf, Order, Product } from './contract/webhook';
 import type { SortOrder } from './contract/messages';
+import { entityOf, perEntity, type NaturalKeyOf } from './contract/entities';
+import type { ListFilters } from './contract/query';
 
 /** The sort key of every list: `(last_updated, _id)`, `_id` breaking ties. Stable and unique. */
 export interface SortKey {
@@ -79,8 +81,8 @@ export function keyOf(item: { _id: string; last_updated?: number }): SortKey {
   return { last_updated: item.last_updated ?? 0, _id: item._id };
 }
 
-/** What `EntityStore.list` is asked for. */
-export interface ListOptions {
+/** What `EntityStore.list` is asked for: paging, and the list filters given (`ListFilters`, from `LIST_QUERY`). */
+export interface ListOptions extends ListFilters {
   /** `asc`: by `(last_updated, _id)` ascending; `desc`: the exact reverse. */
   readonly sortorder: SortOrder;
   /** At most this many items (≥ 1). Fewer only at the end of the data. */
@@ -201,8 +203,8 @@ export interface EntityStore<T extends { _id: string; last_updated?: number }> {
  * products by it) and an order's `orderid` (the marketplace's order number: what makes an order
  * create idempotent). Each names at most one item among the store's own writes (see `uniqueKeyOf`).
  */
-export const UNIQUE_MEMBERS = { products: 'sku', orders: 'orderid' } as const satisfies Record<Entity, string>;
-export type UniqueMember = (typeof UNIQUE_MEMBERS)[Entity];
+export const UNIQUE_MEMBERS: { readonly [E in Entity]: NaturalKeyOf<E> } = perEntity((e) => entityOf(e).naturalKey) as never;
+export type UniqueMember = NaturalKeyOf<Entity>;
 
 /**
  * The value an item is indexed under by its unique member, or `undefined` when it has none to
@@ -215,7 +217,7 @@ export type UniqueMember = (typeof UNIQUE_MEMBERS)[Entity];
  *   the key keeps naming the item that held it (`productBySku` / `orderByOrderId` answer that one).
  */
 export function uniqueKeyOf(entity: Entity, item: object): string | undefined {
-  const value = (item as Record<string, unknown>)[UNIQUE_MEMBERS[entity]];
+  const value = (item as Record<string, unknown>)[entityOf(entity).naturalKey];
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
@@ -494,5 +496,6 @@ async function scan<T extends { _id: string; last_updated?: number }>(store: Ent
 
 /** The store of one entity, by name. */
 export function entityStore(adapter: StoreAdapter, entity: Entity): EntityStore<Product> | EntityStore<Order> {
-  return entity === 'products' ? adapter.products : adapter.orders;
+  // Each entity's store is the adapter's member of that name (`adapter.products`): the registry's names.
+  return (adapter as unknown as Record<Entity, EntityStore<Product> | EntityStore<Order>>)[entity];
 }

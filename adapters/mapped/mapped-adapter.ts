@@ -20,7 +20,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { BaseStoreAdapter, type EntityStore, type IdempotencyStore, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
-import { entityOf } from '../../lib/contract/entities';
+import { entityOf, ENTITIES } from '../../lib/contract/entities';
 import type { Entity, ItemOf, Order, Product } from '../../lib/contract/webhook';
 import { InvalidOptionError } from '../../lib/errors';
 import { defineOptions, opt } from '../../lib/options';
@@ -230,7 +230,7 @@ export async function createMappedAdapter(options: MappedAdapterOptions): Promis
     const ctx: StoreContext = { db, kind, maxWriteAttempts: config.maxWriteAttempts, countCacheMs: config.countCacheMs };
     const stores: { -readonly [E in Entity]?: MappedEntityStore<any> } = {};
     const warnings: string[] = [];
-    for (const entity of ['products', 'orders'] as const) {
+    for (const entity of ENTITIES) {
       const m = mapping[entity];
       if (!m) continue;
       const opened = await entityRuntime(db, kind, m);

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import * as webhook from '../../lib/contract/webhook';
 import { OrderSchema, ProductSchema, type Entity } from '../../lib/contract/webhook';
 import { InvalidMappingError } from './mapping-errors';
+import { ENTITIES, entityOf } from '../../lib/contract/entities';
 
 /** How the `last_updated` column holds time. */
 export const TIME_TYPES = ['epoch-ms', 'epoch-s', 'timestamp', 'iso-text'] as const;
@@ -341,12 +342,11 @@ function checkChildWrites(where: string, source: FieldSource): void {
   else if (source.kind === 'row') for (const [k, s] of Object.entries(source.element)) checkChildWrites(`${where}.${k}`, s);
 }
 
-const ITEM_SCHEMAS = { products: ProductSchema, orders: OrderSchema } as const;
 
 function normalizeEntity(entity: Entity, raw: Raw): EntityMapping {
   const id = typeof raw.id === 'string' ? { column: raw.id } : (raw.id as { column: string; sortColumn?: string });
   const lastUpdated = raw.lastUpdated as { column: string; type: TimeType };
-  const fields = normalizeMap((raw.fields ?? {}) as Raw, ITEM_SCHEMAS[entity], `${entity}.fields`, id.column);
+  const fields = normalizeMap((raw.fields ?? {}) as Raw, entityOf(entity).schema, `${entity}.fields`, id.column);
   const writes = normalizeWrites(raw.writes as Raw | undefined);
   checkWrites(entity, writes, fields, [], [id.column, lastUpdated.column]);
   return {
@@ -385,7 +385,7 @@ export function parseMapping(input: unknown, origin = 'the mapping'): Mapping {
   if (!parsed.success) throw new InvalidMappingError(`${origin}: ${issueText(parsed.error.issues[0])}`);
   try {
     const out: { -readonly [E in Entity]?: EntityMapping } = {};
-    for (const entity of ['products', 'orders'] as const) {
+    for (const entity of ENTITIES) {
       const raw = parsed.data[entity] as Raw | undefined;
       if (raw) out[entity] = normalizeEntity(entity, raw);
     }

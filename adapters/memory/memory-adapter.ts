@@ -21,6 +21,7 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
+import { ENTITIES } from '../../lib/contract/entities';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { DuplicateKeyError } from '../../lib/errors';
 
@@ -151,6 +152,11 @@ export class MemoryAdapter implements StoreAdapter {
   readonly products = new MemoryEntityStore<Product>('products');
   readonly orders = new MemoryEntityStore<Order>('orders');
   readonly idempotency = new MemoryIdempotencyStore();
+  constructor() {
+    // One store per entity of the registry: an entity registered besides products and orders
+    // (`registerEntity`) gets one too, as `adapter[entity]`.
+    for (const entity of ENTITIES) if (!(entity in this)) (this as unknown as Record<string, unknown>)[entity] = new MemoryEntityStore(entity);
+  }
   async productBySku(sku: string, options?: SignalOptions): Promise<Product | undefined> {
     options?.signal?.throwIfAborted();
     return this.products.getByUniqueKey(sku);

@@ -9,6 +9,7 @@
  */
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { Paging, SortOrder } from '../contract/messages';
+import type { ListFilters } from '../contract/query';
 import { compareKeys, keyOf, type SortKey } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import { StorePagingError } from './client-errors';
@@ -55,7 +56,8 @@ export interface WalkPage<T> extends ListPage<T> {
   readonly anomalies: WalkAnomaly[];
 }
 
-export interface WalkOptions {
+/** A walk: its paging strategy, and the list filters every page request sends (`ListFilters`, from `LIST_QUERY`). */
+export interface WalkOptions extends ListFilters {
   readonly jobid: number;
   /** Default `asc`. */
   readonly sortorder?: SortOrder;

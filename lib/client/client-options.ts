@@ -10,7 +10,7 @@ import { KEY_HEADERS } from '../contract/dialects';
 import type { WebhookOperation } from '../contract/webhook-routes';
 import { operationUrls } from './client-urls';
 import { entityOf } from '../contract/entities';
-import { ENTITIES, type Entity } from '../contract/webhook';
+import { ENTITIES, type Entity } from '../contract/entities';
 
 export type { FetchLike } from '../http/exchange';
 export type { RetryOptions } from '../http/retry';

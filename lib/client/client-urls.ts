@@ -3,10 +3,10 @@
  * parameter names from `LIST_QUERY` / `WRITE_QUERY`, merged into a configured URL's own query with
  * `withQuery`. Nothing here restates a route or a parameter.
  */
-import { entityOf } from '../contract/entities';
+import { ENTITIES, entityOf } from '../contract/entities';
 import { withQuery, type LIST_QUERY, type WRITE_QUERY } from '../contract/query';
 import { WEBHOOK_ROUTES, type WebhookOperation } from '../contract/webhook-routes';
-import { ENTITIES, hasUnpairedSurrogate } from '../contract/webhook';
+import { hasUnpairedSurrogate } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 
 /** Values of the list parameters (`sortorder`, `jobid`, `offset`, `next`, `limit`, `id`); `undefined` is left out. */

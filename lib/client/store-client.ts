@@ -5,6 +5,7 @@
 import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
 import { entityOf } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
+import { listFiltersOf, type ListFilters } from '../contract/query';
 import { parseClientOptions, type ClientConfig, type Operation, type StoreClientOptions } from './client-options';
 import { send, type HttpRequest, type HttpResponse, type TransportStats } from './client-transport';
 import { StoreContractError, StoreBadRequestError, type StoreErrorContext } from './client-errors';
@@ -15,7 +16,8 @@ import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { idempotencyKeyOf } from './idempotency';
 import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 
-export interface ListOptions {
+/** One list request: paging, and the list filters to send (`ListFilters`, from `LIST_QUERY`). */
+export interface ListOptions extends ListFilters {
   readonly sortorder: SortOrder;
   readonly jobid: number;
   readonly offset?: number;
@@ -114,7 +116,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
 
   async function list<E extends Entity>(entity: E, opts: ListOptions): Promise<ListPage<ItemOf<E>>> {
     const operation = entityOf(entity).operations.list;
-    const url = urlOf(operation, { sortorder: opts.sortorder, jobid: opts.jobid, offset: opts.offset, next: opts.next, limit: opts.limit ?? config.pageSize });
+    const url = urlOf(operation, { ...filterQuery(opts), sortorder: opts.sortorder, jobid: opts.jobid, offset: opts.offset, next: opts.next, limit: opts.limit ?? config.pageSize });
     const counts: NormalisationCounts = {};
     const { res, ctx, body } = await exchange({ operation, method: 'GET', url, signal: opts.signal }, counts);
     const page = readListReply(entity, body, ctx, counts);
@@ -176,10 +178,17 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     walk: (entity, walkOptions) =>
       new CatalogWalk(
         entity,
-        (query, signal) => list(entity, { sortorder: walkOptions.sortorder ?? 'asc', jobid: walkOptions.jobid, ...query, signal }),
+        (query, signal) => list(entity, { ...listFiltersOf(walkOptions), sortorder: walkOptions.sortorder ?? 'asc', jobid: walkOptions.jobid, ...query, signal }),
         walkOptions,
       ),
     probe: (r) => send(config, { ...r, accept: () => true, retryLimit: 0 }, stats),
     urlOf,
   };
+}
+
+/** The list filters of a request as query text (`LIST_QUERY`'s parameters beyond paging: declared once, sent from the options). */
+function filterQuery(options: ListOptions): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
+  for (const [name, value] of Object.entries(listFiltersOf(options))) out[name] = typeof value === 'number' ? value : String(value);
+  return out;
 }

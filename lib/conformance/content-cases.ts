@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import type { StoreAdapter } from '../adapter';
 import { isRawJson } from '../adapter';
 import { guardAdapter } from '../adapter-guard';
-import { ITEM_SCHEMAS } from '../contract/webhook';
+import { ENTITIES, entityOf } from '../contract/entities';
 import { keep, live, order, product, seed, touch, walk, type Case } from './suite-helpers';
 
 export function contentCases<A extends StoreAdapter>(): Case<A>[] {
-  const both = ['products', 'orders'] as const;
+  const both = ENTITIES;
   return [
     [
       'returned shapes are valid, raw and through the guard',
@@ -23,7 +23,7 @@ export function contentCases<A extends StoreAdapter>(): Case<A>[] {
           assert.ok(Array.isArray(raw), `${e}: list returns an array`);
           for (const x of raw) {
             const doc = isRawJson(x) ? JSON.parse(x.json) : x;
-            const parsed = ITEM_SCHEMAS[e].safeParse(doc);
+            const parsed = entityOf(e).schema.safeParse(doc);
             assert.ok(parsed.success, `${e}: a listed item is a valid webhook-form item`);
             if (isRawJson(x)) {
               assert.equal(x._id, doc._id, `${e}: raw JSON _id matches its key`);

@@ -15,6 +15,7 @@ import { guardAdapter } from '../adapter-guard';
 import type { Entity, ItemOf } from '../contract/webhook';
 import type { SortOrder } from '../contract/messages';
 import { keep, live, loadFastCheck, makeItem, order, product, walk, type Case, type Config } from './suite-helpers';
+import { ENTITIES } from '../contract/entities';
 
 /** The databases' order: UTF-8 bytes. Written out here so the suite does not trust `compareIds`. */
 const byUtf8 = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
@@ -62,7 +63,7 @@ async function idOrderProperty<A extends StoreAdapter>(_unused: A, config: Confi
     const fc = loadFastCheck();
     const ids = fc.uniqueArray(idArbitrary(fc), { minLength: 1, maxLength: 30 });
     await fc.assert(
-      fc.asyncProperty(ids, fc.array(idArbitrary(fc), { maxLength: 4 }), fc.integer({ min: 1, max: 7 }), fc.constantFrom<Entity>('products', 'orders'), fc.nat(2 ** 40), async (stored, probes, limit, entity, stamp) => {
+      fc.asyncProperty(ids, fc.array(idArbitrary(fc), { maxLength: 4 }), fc.integer({ min: 1, max: 7 }), fc.constantFrom<Entity>(...ENTITIES), fc.nat(2 ** 40), async (stored, probes, limit, entity, stamp) => {
         const adapter = await config.factory();
         try {
           await seedMany(adapter, entity, stored.map((id) => makeItem(entity, id, stamp)));
@@ -116,7 +117,7 @@ async function nulLookups(a: StoreAdapter): Promise<void> {
     await seedMany(a, 'products', [product('a', 10, { sku: 'S' }), product('b', 10, { sku: 'T' })]);
     await seedMany(a, 'orders', [order('a', 10), order('b', 10)]);
     const g = guardAdapter(a);
-    for (const e of ['products', 'orders'] as const) {
+    for (const e of ENTITIES) {
       for (const id of ['a\u0000', 'a\u0000b', '\u0000', 'b\u0000\u0000']) {
         assert.equal(await a[e].get(id, { signal: live() }), undefined, `${e}: raw get ${JSON.stringify(id)}`);
         assert.equal(await g.entity(e).get(id, { signal: live() }), undefined, `${e}: guarded get ${JSON.stringify(id)}`);

@@ -7,9 +7,10 @@ import type { StoreAdapter } from '../adapter';
 import { guardAdapter } from '../adapter-guard';
 import type { Product } from '../contract/webhook';
 import { keep, live, makeItem, order, product, touch, type Case } from './suite-helpers';
+import { ENTITIES } from '../contract/entities';
 
 export function itemCases<A extends StoreAdapter>(): Case<A>[] {
-  const both = ['products', 'orders'] as const;
+  const both = ENTITIES;
   return [
     [
       'a fresh adapter is empty',

@@ -9,13 +9,13 @@ import type { StoreAdapter, UpsertResult, WriteOptions } from '../adapter';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { Entity, ItemOf } from '../contract/webhook';
 import { keep, live, order, product, touch, type Case } from './suite-helpers';
+import { ENTITIES, entityOf } from '../contract/entities';
 
-const KEY_OF = { products: 'sku', orders: 'orderid' } as const;
 
 /** An item of `entity` whose unique member is `key` (products carry a SKU of their own otherwise). */
 function keyed<E extends Entity>(entity: E, _id: string, key: string | undefined): ItemOf<E> {
   const item = entity === 'products' ? product(_id, 0, { sku: key }) : order(_id, 0, { orderid: key });
-  if (key === undefined) delete (item as Record<string, unknown>)[KEY_OF[entity]];
+  if (key === undefined) delete (item as Record<string, unknown>)[entityOf(entity).naturalKey];
   return item as ItemOf<E>;
 }
 
@@ -29,7 +29,7 @@ async function lookUp(g: GuardedAdapter, a: StoreAdapter, entity: Entity, key: s
 function assertDuplicate(err: unknown, entity: Entity, key: string, what: string): void {
   const e = err as { code?: unknown; field?: unknown; value?: unknown; message?: unknown };
   assert.equal(e?.code, 'DUPLICATE_KEY', `${what}: refused with DuplicateKeyError, not ${String(e?.message ?? err)}`);
-  assert.equal(e.field, KEY_OF[entity], `${what}: the error names the member`);
+  assert.equal(e.field, entityOf(entity).naturalKey, `${what}: the error names the member`);
   assert.equal(e.value, key, `${what}: the error names the value`);
 }
 
@@ -39,12 +39,12 @@ function concurrentCreates(entity: Entity): Case<StoreAdapter>[1] {
     const n = config.concurrency * 4;
     const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, i) => g.entity(entity).upsert(keyed(entity, `race-${i}`, 'RACE'), touch(1000 + i))));
     const stored = outcomes.filter((o): o is PromiseFulfilledResult<UpsertResult<ItemOf<Entity>>> => o.status === 'fulfilled');
-    assert.equal(stored.length, 1, `${n} concurrent creates of one ${KEY_OF[entity]}: exactly one stored`);
+    assert.equal(stored.length, 1, `${n} concurrent creates of one ${entityOf(entity).naturalKey}: exactly one stored`);
     for (const o of outcomes) if (o.status === 'rejected') assertDuplicate(o.reason, entity, 'RACE', 'each other create');
     assert.equal(await g.entity(entity).count({ signal: live() }), 1, 'one item counted');
     assert.equal((await g.entity(entity).list({ sortorder: 'asc', limit: n, signal: live() })).length, 1, 'one item listed');
     const found = await lookUp(g, a, entity, 'RACE');
-    if (found !== undefined) assert.equal(found, stored[0].value.item._id, `the lookup by ${KEY_OF[entity]} finds the one stored`);
+    if (found !== undefined) assert.equal(found, stored[0].value.item._id, `the lookup by ${entityOf(entity).naturalKey} finds the one stored`);
   };
 }
 
@@ -52,7 +52,7 @@ function concurrentCreates(entity: Entity): Case<StoreAdapter>[1] {
 async function keyRule(a: StoreAdapter, entity: Entity): Promise<void> {
   const g = guardAdapter(a);
   const s = g.entity(entity);
-  const m = KEY_OF[entity];
+  const m = entityOf(entity).naturalKey;
   await s.upsert(keyed(entity, 'a', 'K1'), touch(10));
   await assert.rejects(s.upsert(keyed(entity, 'b', 'K1'), touch(11)), (err) => (assertDuplicate(err, entity, 'K1', `touch: another item's ${m}`), true));
   assert.equal(await s.get('b', { signal: live() }), undefined, 'a refused write stores nothing');
@@ -122,7 +122,7 @@ export function keyCases<A extends StoreAdapter>(): Case<A>[] {
     ['concurrent creates of distinct products with one SKU store exactly one; the others are refused with DuplicateKeyError', concurrentCreates('products')],
     ['concurrent creates of distinct orders with one orderid store exactly one (the idempotent order create); the others are refused with DuplicateKeyError', concurrentCreates('orders')],
     ['a touch write never takes a sku or orderid another item holds; blanks never collide; a keep write stores the item and the key keeps its holder', async (a) => {
-      for (const entity of ['products', 'orders'] as const) await keyRule(a, entity);
+      for (const entity of ENTITIES) await keyRule(a, entity);
     }],
     ['merge writes keep the members the item lacks and drop the ones named; concurrent merges of different members lose none', mergeRule],
     ['Idempotency-Key records: one of concurrent claims wins, a live record is answered, release frees only an unfinished claim, an expired one is taken over', idempotencyRecords],

@@ -9,9 +9,10 @@ import { guardAdapter } from '../adapter-guard';
 import type { Entity } from '../contract/webhook';
 import type { SortOrder } from '../contract/messages';
 import { live, loadFastCheck, makeItem, order, product, seed, sorted, walk, type Case } from './suite-helpers';
+import { ENTITIES } from '../contract/entities';
 
 export function pagingCases<A extends StoreAdapter>(): Case<A>[] {
-  const both = ['products', 'orders'] as const;
+  const both = ENTITIES;
   return [
     [
       'offset and keyset paging in both sort orders list every item once, in order',
@@ -75,7 +76,7 @@ export function pagingCases<A extends StoreAdapter>(): Case<A>[] {
           { selector: (x) => x._id, maxLength: 40 },
         );
         await fc.assert(
-          fc.asyncProperty(catalog, fc.integer({ min: 1, max: 9 }), fc.constantFrom<Entity>('products', 'orders'), async (rows, limit, entity) => {
+          fc.asyncProperty(catalog, fc.integer({ min: 1, max: 9 }), fc.constantFrom<Entity>(...ENTITIES), async (rows, limit, entity) => {
             const adapter = await config.factory();
             try {
               const items = rows.map((r) => makeItem(entity, r._id, r.last_updated));

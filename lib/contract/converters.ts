@@ -166,9 +166,3 @@ export function orderToWebhook(o: ReverseOrder): Order {
   if (o.buyer) out.buyer = pick(o.buyer, BUYER_SCALARS);
   return out;
 }
-
-/** Per-entity converters, for code that is generic over `products` / `orders`. */
-export const CONVERTERS = {
-  products: { toReverse: productToReverse, toWebhook: productToWebhook },
-  orders: { toReverse: orderToReverse, toWebhook: orderToWebhook },
-} as const;

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ConversionError } from './converters';
-import { entityOf, type ReverseItemOf } from './entities';
+import { entityOf, type NaturalKeyOf, type ReverseItemOf } from './entities';
 import type { Entity, ItemOf, Order } from './webhook';
 
 export const DIALECT_NAMES = ['spec', 'click2sync'] as const;
@@ -19,7 +19,7 @@ export type DialectName = (typeof DIALECT_NAMES)[number];
 export const DEFAULT_DIALECT: DialectName = 'spec';
 
 /** The member each dialect keys a reverse acknowledgement (`{P}/pull/{entity}/{id}/succeded`) by. */
-export type AckIdMember<E extends Entity> = '_id' | (E extends 'products' ? 'sku' : 'orderid');
+export type AckIdMember<E extends Entity> = '_id' | NaturalKeyOf<E>;
 
 /** How items handed out by the reverse `next` are written (what a daemon of the dialect reads). */
 export interface PulledItemForm {

@@ -120,8 +120,6 @@ export const MODES = ['pull', 'push', 'pingsample', 'idle'] as const;
 export type Mode = (typeof MODES)[number];
 export const ModeSchema = z.object({ mode: z.enum(MODES) });
 
-export const EntityBodySchema = z.object({ entity: z.enum(['products', 'orders']) });
-
 /**
  * Codes of the reasons in reverse failure records (`reasons[].code`): 1001–1003 in the storage failure
  * reports this kit's daemon sends, 1004–1006 in the records the service writes itself.

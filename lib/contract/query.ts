@@ -85,6 +85,46 @@ export const WRITE_QUERY = {
 } satisfies QueryTable;
 
 export type ListQueryValues = QueryValues<typeof LIST_QUERY>;
+
+/**
+ * The list parameters the store router interprets itself (paging and the by-ID read). Every other
+ * parameter of `LIST_QUERY` is a **filter**: the router hands it to the adapter's `list`, and the
+ * caller sends it from its `ListOptions` / `WalkOptions`, so a filter is declared once, here.
+ */
+const LIST_PAGING_PARAMETERS: ReadonlySet<string> = new Set(['sortorder', 'jobid', 'offset', 'next', 'limit', 'id'] satisfies (keyof typeof LIST_QUERY)[]);
+type ListPagingParameter = 'sortorder' | 'jobid' | 'offset' | 'next' | 'limit' | 'id';
+
+type DeclaredFilters = { readonly [K in Exclude<keyof typeof LIST_QUERY, ListPagingParameter>]?: ListQueryValues[K] };
+
+/**
+ * The values of the list filters (`LIST_QUERY`'s parameters beyond paging), one optional member each.
+ * The adapter's `ListOptions`, the caller's `ListOptions` and `WalkOptions` all extend it, so a filter
+ * in the table reaches the adapter and the caller's requests with no other declaration. A filter
+ * added to the table at run time (an extension) declares its value type by merging into this
+ * interface.
+ *
+ * @example
+ * ```ts
+ * import { LIST_QUERY, type QueryParameter } from 'storebridge/contract';
+ * (LIST_QUERY as Record<string, QueryParameter>).lang = { schema: z.enum(['en', 'es']), description: 'Title language.', origin: 'storebridge' };
+ * declare module 'storebridge/contract' {
+ *   interface ListFilters { readonly lang?: 'en' | 'es' }
+ * }
+ * // adapter.products.list({ …, lang }) receives it; client.walk('products', { jobid: 1, lang: 'es' }) sends it.
+ * ```
+ */
+export interface ListFilters extends DeclaredFilters {}
+
+/** The filters among some values (a parsed query, the caller's options): `LIST_QUERY`'s non-paging parameters that are set. */
+export function listFiltersOf(values: object): Readonly<Record<string, unknown>> {
+  let out: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined || LIST_PAGING_PARAMETERS.has(name) || !Object.prototype.hasOwnProperty.call(LIST_QUERY, name)) continue;
+    (out ??= {})[name] = value;
+  }
+  return out ?? NO_FILTERS;
+}
+const NO_FILTERS: Readonly<Record<string, unknown>> = Object.freeze({});
 export type WriteQueryValues = QueryValues<typeof WRITE_QUERY>;
 
 export type QueryParseResult<T extends QueryTable> =

@@ -8,11 +8,10 @@
  * segment: deployed daemons put ids in paths **raw** (never percent-encoded).
  */
 import type { z } from 'zod';
-import { ENTITY_DESCRIPTORS } from './entities';
+import { ENTITIES, ENTITY_DESCRIPTORS, EntityBodySchema, type Entity } from './entities';
 import {
   AcknowledgedSchema,
   CursorOffsetSchema,
-  EntityBodySchema,
   HasMoreSchema,
   ModeSchema,
   OkSchema,
@@ -24,7 +23,6 @@ import {
   UpstreamStatusSchema,
 } from './messages';
 import type { ParameterOrigin } from './query';
-import { ENTITIES, type Entity } from './webhook';
 
 /** `{P}` without the host and the key: every daemon call starts with `REVERSE_BASE_PATH/{connection_key}`. */
 export const REVERSE_BASE_PATH = '/api/adapters/custom/reverse/connection';

@@ -47,4 +47,3 @@ export type ReverseProduct = z.infer<typeof ReverseProductSchema>;
 export type ReverseOrderItem = z.infer<typeof ReverseOrderItemSchema>;
 export type ReverseOrder = z.infer<typeof ReverseOrderSchema>;
 
-export const REVERSE_ITEM_SCHEMAS = { products: ReverseProductSchema, orders: ReverseOrderSchema } as const;

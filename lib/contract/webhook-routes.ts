@@ -4,18 +4,13 @@
  * with this table, the caller builds its calls from it and the OpenAPI document describes it.
  */
 import type { z } from 'zod';
-import { ENTITY_DESCRIPTORS } from './entities';
+import { ENTITIES, ENTITY_DESCRIPTORS, type Entity, type EntityTypes } from './entities';
 import { ErrorBodySchema } from './messages';
 import { LIST_QUERY, WRITE_QUERY, type QueryTable } from './query';
-import { ENTITIES, OrderSchema, ProductSchema, type Entity } from './webhook';
 
-export type WebhookOperation = 'listProducts' | 'getProduct' | 'writeProduct' | 'listOrders' | 'getOrder' | 'writeOrder';
 export type WebhookKind = 'list' | 'get' | 'write';
-
-/** A write body: the item, whose `_id` may be left out (it then takes the `id` parameter, or the store assigns one). */
-export const ProductWriteBodySchema = ProductSchema.partial({ _id: true });
-export const OrderWriteBodySchema = OrderSchema.partial({ _id: true });
-const WRITE_BODIES = { products: ProductWriteBodySchema, orders: OrderWriteBodySchema } as const;
+/** Every operation name of the registry: `listProducts`, `getProduct`, `writeProduct`, `listOrders`, … */
+export type WebhookOperation = { [E in Entity]: EntityTypes[E]['operations'][WebhookKind] }[Entity];
 
 export interface WebhookRoute {
   readonly operation: WebhookOperation;
@@ -39,7 +34,7 @@ function routesOf(entity: Entity): WebhookRoute[] {
   return [
     { ...common, operation: d.operations.list, method: 'GET', kind: 'list', path: `/${entity}`, query: LIST_QUERY, reply: d.listResponseSchema },
     { ...common, operation: d.operations.get, method: 'GET', kind: 'get', path: `/${entity}/:id`, query: {}, reply: d.byIdResponseSchema },
-    { ...common, operation: d.operations.write, method: 'POST', kind: 'write', path: `/${entity}`, query: WRITE_QUERY, body: WRITE_BODIES[entity], reply: d.writeSuccessSchema },
+    { ...common, operation: d.operations.write, method: 'POST', kind: 'write', path: `/${entity}`, query: WRITE_QUERY, body: d.writeBodySchema, reply: d.writeSuccessSchema },
   ];
 }
 

@@ -203,13 +203,5 @@ export type Shipment = z.infer<typeof ShipmentSchema>;
 export type Message = z.infer<typeof MessageSchema>;
 export type Order = z.infer<typeof OrderSchema>;
 
-/** The two synchronized entities, as the spec names them (`entity` values, route names). */
-export const ENTITIES = ['products', 'orders'] as const;
-export type Entity = (typeof ENTITIES)[number];
-export const EntitySchema = z.enum(ENTITIES);
-
-/** Webhook-form schema of each entity's item. */
-export const ITEM_SCHEMAS = { products: ProductSchema, orders: OrderSchema } as const;
-/** The JSON member that carries one item (`{product}`) in by-ID and write responses. */
-export const SINGULAR = { products: 'product', orders: 'order' } as const;
-export type ItemOf<E extends Entity> = E extends 'products' ? Product : Order;
+/** The entities and their item types live in the registry (entities.ts); re-exported here for the many type imports. */
+export type { Entity, ItemOf } from './entities';

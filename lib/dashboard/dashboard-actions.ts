@@ -6,6 +6,7 @@
  */
 import { reported, withTimeout, type DataConfig } from './dashboard-data';
 import { header, type DashboardSecurity, type Headers } from './dashboard-security';
+import { ENTITIES } from '../contract/entities';
 
 export interface ActionOutcome {
   status: number;
@@ -72,7 +73,7 @@ async function reverseAction(c: DataConfig, action: string, fields: Map<string, 
   }
   const which = fields.get('entity') ?? 'both';
   if (which !== 'both' && which !== 'products' && which !== 'orders') return fail(400, 'entity must be products, orders or both');
-  const entities = which === 'both' ? (['products', 'orders'] as const) : ([which] as const);
+  const entities = which === 'both' ? ENTITIES : ([which] as const);
   const positions: number[] = [];
   for (const entity of entities) positions.push(await withTimeout(source.queue(name, { kind: 'pull', entity }), c.timeoutMs));
   return done(`Queued a pull of ${entities.join(' and ')} for ${name}: the daemon fetches them into the store ${when(positions[0])}.`, { positions }, back);

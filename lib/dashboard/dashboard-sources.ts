@@ -7,6 +7,7 @@
  */
 import type { SyncMode } from '../sync/sync-run';
 import type { LastRun, RunRecord } from '../sync/sync-health';
+import type { Entity } from '../contract/entities';
 
 /** When a connection is scheduled (a BullMQ job scheduler), or why it is not. */
 export interface ScheduleView {
@@ -129,7 +130,7 @@ export interface ReverseConnectionView {
 }
 
 /** What "Fetch updates" and "Send updates" queue: a push, or a pull of one entity. */
-export type ReverseQueueRequest = { kind: 'push' } | { kind: 'pull'; entity: 'products' | 'orders' };
+export type ReverseQueueRequest = { kind: 'push' } | { kind: 'pull'; entity: Entity };
 
 /**
  * The reverse side of the dashboard: one reverse service.

@@ -26,6 +26,22 @@ function contractSchemas(): Map<z.ZodType, string> {
     // An alias of an already named schema keeps the first name (export order is stable).
     if (!named.has(value)) named.set(value, exportName.slice(0, -'Schema'.length));
   }
+  // An entity's schemas are named by the contract's exports; an entity registered besides them
+  // (`registerEntity`) gets the same names from its own: `Customer`, `CustomerListResponse`, …
+  for (const d of contract.ENTITIES.map((e) => contract.entityOf(e))) {
+    const plural = d.entity.charAt(0).toUpperCase() + d.entity.slice(1);
+    const names: Array<[z.ZodType, string]> = [
+      [d.schema, d.title],
+      [d.writeBodySchema, `${d.title}WriteBody`],
+      [d.reverseSchema, `Reverse${d.title}`],
+      [d.listResponseSchema, `${d.title}ListResponse`],
+      [d.byIdResponseSchema, `${d.title}ByIdResponse`],
+      [d.writeSuccessSchema, `${d.title}WriteSuccess`],
+      [d.pulledSchema, `Pulled${d.title}`],
+      [d.pushPageSchema, `Push${plural}Page`],
+    ];
+    for (const [schema, name] of names) if (!named.has(schema)) named.set(schema, name);
+  }
   return named;
 }
 

@@ -7,11 +7,13 @@
 import {
   ENTITIES,
   ENTITY_DESCRIPTORS,
+  entityOf,
   ErrorBodySchema,
   IdSchema,
   KEY_HEADERS,
   WEBHOOK_ROUTES,
   WriteFailureSchema,
+  type Entity,
   type QueryTable,
   type WebhookOperation,
 } from '../contract';
@@ -40,8 +42,8 @@ export function webhookSecuritySchemes(): Record<string, unknown> {
 
 const SECURITY = KEY_HEADERS.map((name) => ({ [name]: [] }));
 
-/** What a stub carries besides `_id` and `last_updated`, per entity (docs/wire-decisions.md). */
-const STUB_EXTRA: Readonly<Record<(typeof ENTITIES)[number], string>> = { products: '', orders: ', and `orderid`' };
+/** What a stub carries besides `_id` and `last_updated` (`, and `orderid``), from the registry (docs/wire-decisions.md). */
+const stubExtra = (entity: Entity) => entityOf(entity).stubMembers.map((m) => `, and \`${m}\``).join('');
 
 /** The webhook routes in OpenAPI form: `/products/:id` → `/products/{id}`. */
 export function defaultWebhookPaths(): Record<OperationName, string> {
@@ -116,7 +118,7 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
 
     add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${STUB_EXTRA[entity]}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${stubExtra(entity)}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
       parameters: queryParameters(s, list.query),
       responses: {
         '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },

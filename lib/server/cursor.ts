@@ -10,14 +10,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SortKey } from '../adapter';
 import { SORT_ORDERS, type SortOrder } from '../contract/messages';
-import { ENTITIES, hasForbiddenCharacter, MAX_ID_LENGTH, type Entity } from '../contract/webhook';
+import { ENTITIES, entityOf, type Entity } from '../contract/entities';
+import { hasForbiddenCharacter, MAX_ID_LENGTH } from '../contract/webhook';
 import { InvalidCursorError } from '../http/http-errors';
 
 const VERSION = 1;
 const MAC_BYTES = 16;
 /** Longer `next` values are refused before any decoding. */
 export const MAX_CURSOR_LENGTH = 1024;
-const ENTITY_TAGS: Record<Entity, string> = { products: 'p', orders: 'o' };
 const SORT_TAGS: Record<SortOrder, string> = { asc: 'a', desc: 'd' };
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -35,7 +35,7 @@ export class CursorCodec {
   }
 
   private static payload(position: CursorPosition): string {
-    return JSON.stringify([VERSION, ENTITY_TAGS[position.entity], SORT_TAGS[position.sortorder], position.after.last_updated, position.after._id]);
+    return JSON.stringify([VERSION, entityOf(position.entity).cursorTag, SORT_TAGS[position.sortorder], position.after.last_updated, position.after._id]);
   }
 
   encode(position: CursorPosition): string {
@@ -78,8 +78,8 @@ export class CursorCodec {
       throw new InvalidCursorError('unsupported cursor version');
     }
     const [, entityTag, sortTag, last_updated, _id] = fields as [number, string, string, number, string];
-    if (entityTag !== ENTITY_TAGS[expected.entity]) {
-      const issuer = ENTITIES.find((e) => ENTITY_TAGS[e] === entityTag);
+    if (entityTag !== entityOf(expected.entity).cursorTag) {
+      const issuer = ENTITIES.find((e) => entityOf(e).cursorTag === entityTag);
       throw new InvalidCursorError(issuer ? `it was issued by the ${issuer} list` : 'unsupported cursor version');
     }
     if (sortTag !== SORT_TAGS[expected.sortorder]) {

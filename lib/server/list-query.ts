@@ -8,18 +8,15 @@
  * What this module adds is what one parameter alone cannot say: the defaults (`sortorder` asc,
  * `limit` the router's page size), that `offset` and `next` exclude each other, the cursor's
  * checks, and the `id` read. Every other parameter the table declares is handed to the adapter's
- * `list` as is (`ListQuery.extra`): adding a list parameter means adding it to the table, to
- * `ListOptions` and to the adapters, and nothing here (see docs/wire-decisions.md).
+ * `list` as is (`ListQuery.extra`, the table's filters: `listFiltersOf`): adding a list parameter
+ * means adding it to the table and to the adapters, and nothing here (see docs/wire-decisions.md).
  */
 import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
-import { LIST_QUERY, parseQuery, type ListQueryValues } from '../contract/query';
+import { LIST_QUERY, listFiltersOf, parseQuery, type ListQueryValues } from '../contract/query';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, type Entity } from '../contract/webhook';
 import { InvalidQueryError } from '../http/http-errors';
 import type { RouterConfig } from './router-options';
-
-/** The parameters the core itself interprets; every other one in `LIST_QUERY` goes to the adapter. */
-const CORE_PARAMETERS: ReadonlySet<string> = new Set(['sortorder', 'jobid', 'offset', 'next', 'limit', 'id'] satisfies (keyof typeof LIST_QUERY)[]);
 
 /** A list request for one page. */
 export interface ListQuery {
@@ -65,16 +62,12 @@ export function parseListQuery(rawQuery: string, entity: Entity, config: RouterC
   };
 }
 
-const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
-
+/** The list filters given (`listFiltersOf`), for the adapter. */
 function extraParameters(values: Record<string, unknown>): Readonly<Record<string, unknown>> {
-  let extra: Record<string, unknown> | undefined;
-  for (const name in values) {
-    if (CORE_PARAMETERS.has(name) || values[name] === undefined) continue;
-    const value = values[name];
+  const extra = listFiltersOf(values);
+  for (const [name, value] of Object.entries(extra)) {
     // The core's promise to every adapter: no control character reaches it (PostgreSQL refuses NUL).
     if (typeof value === 'string' && hasForbiddenCharacter(value)) throw new InvalidQueryError(`${name} must not contain ${FORBIDDEN_CHARACTERS}`);
-    (extra ??= {})[name] = value;
   }
-  return extra ?? NONE;
+  return extra;
 }

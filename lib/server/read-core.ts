@@ -78,17 +78,10 @@ function keyOfListed(item: ListedItem<unknown>): SortKey {
   return { last_updated: item.last_updated, _id: item._id };
 }
 
-/**
- * The members a stub carries besides `_id` and `last_updated` (the deployed ids-only list: the
- * cs-cart example's order stubs carry `orderid`; product stubs carry nothing more, so a caller can
- * tell a stub from an item).
- */
-const STUB_MEMBERS: { readonly [E in Entity]: readonly (keyof ItemOf<E>)[] } = { products: [], orders: ['orderid'] };
-
 /** The JSON text a listed item is sent as: the item, or its stub. */
 function listedJson(entity: Entity, listing: Listing): (item: ListedItem<unknown>) => string {
   if (listing === 'full') return (item) => item.json;
-  const members = STUB_MEMBERS[entity] as readonly string[];
+  const members = entityOf(entity).stubMembers;
   return (item) => {
     const stub: Record<string, unknown> = { _id: item._id, last_updated: item.last_updated };
     if (members.length > 0) {

@@ -33,7 +33,7 @@ import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { parseQuery, WRITE_QUERY } from '../contract/query';
-import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf, ITEM_SCHEMAS } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf } from '../contract/webhook';
 import { AdapterContractError, DuplicateKeyError } from '../errors';
 import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';
@@ -78,12 +78,17 @@ export type WriteQuery = string | Readonly<Record<string, unknown>>;
 
 type Json = Record<string, unknown>;
 
+const NO_FINDINGS: Findings = { reasons: [], warnings: [] };
+
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The built-in business checks of each entity. */
-const BUILT_IN_CHECKS: { readonly [E in Entity]: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
+/**
+ * The kit's own business checks, for the entities that have them (an entity registered besides these
+ * has only its schema's checks and the adapter's hook).
+ */
+const BUILT_IN_CHECKS: { readonly [E in Entity]?: (item: Json, id: string | undefined, ctx: CheckContext) => Promise<Findings> } = {
   products: checkProduct,
   orders: checkOrder,
 };
@@ -233,7 +238,7 @@ async function checkWrite(
 
   const id = parsed.success && !creating ? parsed.data._id : queryId;
   const ctx = { adapter, signal, allowedOrderStatuses: config.allowedOrderStatuses };
-  const builtIn = await BUILT_IN_CHECKS[entity](input, creating ? undefined : id, ctx);
+  const builtIn = (await BUILT_IN_CHECKS[entity]?.(input, creating ? undefined : id, ctx)) ?? NO_FINDINGS;
   reasons.push(...builtIn.reasons);
   warnings.push(...builtIn.warnings);
   if (id !== undefined && !creating) {
@@ -295,7 +300,7 @@ async function createTarget(adapter: GuardedAdapter, entity: Entity, item: Json,
 
 /** Top-level members the body sends as `null`: a write removes them from the stored item (not `_id` or `last_updated`). */
 function nullMembers(entity: Entity, item: Json): string[] {
-  return Object.keys(ITEM_SCHEMAS[entity].shape).filter((m) => m !== '_id' && m !== 'last_updated' && Object.prototype.hasOwnProperty.call(item, m) && item[m] === null);
+  return Object.keys(entityOf(entity).schema.shape).filter((m) => m !== '_id' && m !== 'last_updated' && Object.prototype.hasOwnProperty.call(item, m) && item[m] === null);
 }
 
 function withoutMembers(item: Json, members: readonly string[]): Json {

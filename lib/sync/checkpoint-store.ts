@@ -10,6 +10,7 @@ import type { WalkPosition } from '../client/catalog-walk';
 import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';
 import { readJsonEntries, writeJsonFileAtomically } from './json-file';
+import { EntitySchema, perEntity } from '../contract/entities';
 
 export interface EntityProgress {
   /** Items received (duplicates excluded), stubs of an ids-only list included. */
@@ -103,7 +104,9 @@ const ProgressSchema = z.object({
   fetchedById: z.number().default(0),
   normalisations: z.record(z.string(), z.number()).default({}),
 });
-const EntityNumbers = z.object({ products: z.number().optional(), orders: z.number().optional() });
+/** A member per entity of the registry. */
+const perEntityObject = <T extends z.ZodType>(schema: T) => z.object(perEntity(() => schema));
+const EntityNumbers = perEntityObject(z.number().optional());
 const PositionSchema = z.union([z.object({ offset: z.number().int().nonnegative() }), z.object({ next: z.string() })]);
 const StateSchema = z.object({
   jobid: z.number().int().nonnegative(),
@@ -113,12 +116,12 @@ const StateSchema = z.object({
       jobid: z.number().int().nonnegative(),
       mode: z.enum(['full', 'incremental']),
       startedAt: z.number(),
-      done: z.array(z.enum(['products', 'orders'])),
-      entity: z.enum(['products', 'orders']).optional(),
-      positions: z.object({ products: PositionSchema.optional(), orders: PositionSchema.optional() }).optional(),
+      done: z.array(EntitySchema),
+      entity: EntitySchema.optional(),
+      positions: perEntityObject(PositionSchema.optional()).optional(),
       position: PositionSchema.optional(),
       resumes: z.number().int().nonnegative().optional(),
-      progress: z.object({ products: ProgressSchema, orders: ProgressSchema }),
+      progress: perEntityObject(ProgressSchema),
       highWater: EntityNumbers,
       stopBelow: EntityNumbers,
       requests: z.number(),

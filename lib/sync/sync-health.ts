@@ -84,7 +84,7 @@ export function hasHistory(source: SyncHealthSource): source is SyncHistorySourc
 
 /** Builds the `LastRun` record of a run observation (`lastOkAt` carried over from the previous one). */
 export function lastRunOf(o: Extract<SyncObservation, { type: 'run' }>, previous: LastRun | undefined): LastRun {
-  const entity = (e: 'products' | 'orders'): LastRunEntity => {
+  const entity = (e: Entity): LastRunEntity => {
     const r = o.report[e];
     // `normalised` and `fetchedById` are counted by newer runs only: carried when present.
     return {

@@ -5,6 +5,7 @@
  */
 import type { Entity } from '../contract/webhook';
 import type { SyncReport } from './sync-run';
+import { ENTITIES } from '../contract/entities';
 
 /**
  * - `ok`: the run completed and the store behaved;
@@ -100,4 +101,4 @@ export function runObservation(
 }
 
 /** Entities in report order. */
-export const REPORT_ENTITIES: readonly Entity[] = ['products', 'orders'];
+export const REPORT_ENTITIES: readonly Entity[] = ENTITIES;

@@ -4,6 +4,7 @@
  * to save and to emit. `sync-run.ts` opens and closes it; `sync-entity.ts` fills it page by page.
  */
 import type { Entity } from '../contract/webhook';
+import { perEntity } from '../contract/entities';
 import type { GuardedAdapter } from '../adapter-guard';
 import type { WalkAnomaly } from '../client/catalog-walk';
 import { totalNormalisations, type InvalidItem } from '../client/store-reply';
@@ -91,7 +92,7 @@ export class RunContext {
       startedAt: started,
       done: [],
       positions: {},
-      progress: { products: emptyProgress(), orders: emptyProgress() },
+      progress: perEntity(() => emptyProgress()),
       highWater: {},
       stopBelow: mode === 'incremental' ? { ...state.highWater } : {},
       requests: 0,

@@ -4,7 +4,7 @@
  * (`RunContext.open`: resume a checkpoint or start the next job), walk each entity
  * (`syncEntity`), close the run (fold the high water in, build the report).
  */
-import { ENTITIES, type Entity } from '../contract/webhook';
+import { ENTITIES, type Entity } from '../contract/entities';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
 import { AdapterError, InvalidOptionError } from '../errors';
@@ -137,7 +137,7 @@ function checkOptions(o: SyncRunOptions): void {
   }
   if (o.mode !== undefined && o.mode !== 'full' && o.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
   if (o.entities !== undefined && (!Array.isArray(o.entities) || o.entities.some((e) => !ENTITIES.includes(e)))) {
-    throw new InvalidOptionError('entities', 'must list "products" and/or "orders"');
+    throw new InvalidOptionError('entities', `must list ${ENTITIES.map((e) => `"${e}"`).join(', ').replace(/, ([^,]*)$/, ' and/or $1')}`);
   }
   if (o.byIdConcurrency !== undefined && (!Number.isSafeInteger(o.byIdConcurrency) || o.byIdConcurrency < 1 || o.byIdConcurrency > 64)) {
     throw new InvalidOptionError('byIdConcurrency', 'must be an integer from 1 to 64');
@@ -247,13 +247,14 @@ async function walkEntity(ctx: RunContext, entity: Entity): Promise<void> {
 async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<SyncReport> {
   // A sink that fails here too (the database went away) stops the run, with the report.
   const countFailed = (err: unknown) => void (error ??= errorSummary(err));
-  const products = await ctx.entityReport('products', countFailed);
-  const orders = await ctx.entityReport('orders', countFailed);
+  const reports = {} as Record<Entity, EntityReport>;
+  for (const entity of ENTITIES) reports[entity] = await ctx.entityReport(entity, countFailed);
   if (!error) await ctx.saveFinished();
   else await ctx.save().catch(() => undefined);
   const troubles = (r: EntityProgress) => r.invalid + r.duplicates + r.anomalies;
+  const all = ENTITIES.map((e) => reports[e]);
   const report: SyncReport = {
-    ok: !error && troubles(products) + troubles(orders) === 0,
+    ok: !error && all.every((r) => troubles(r) === 0),
     connection: ctx.options.connectionId,
     jobid: ctx.run.jobid,
     mode: ctx.mode,
@@ -261,14 +262,13 @@ async function closeRun(ctx: RunContext, error: SyncReport['error']): Promise<Sy
     ...(ctx.resume ? { resume: ctx.resume } : {}),
     ...(ctx.abandoned ? { abandoned: ctx.abandoned } : {}),
     entities: [...ctx.entities],
-    products,
-    orders,
+    ...reports,
     requests: ctx.run.requests,
     retries: ctx.run.retries,
     durationMs: ctx.now() - ctx.started,
     invalidItems: ctx.invalidItems,
     anomalies: ctx.anomalies,
-    normalisations: addNormalisations(addNormalisations({}, products.normalisations), orders.normalisations),
+    normalisations: all.reduce((sum, r) => addNormalisations(sum, r.normalisations), {}),
     ...(error ? { error } : {}),
   };
   ctx.emit({ type: 'run-end', report });

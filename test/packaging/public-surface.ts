@@ -45,9 +45,9 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "WEBHOOK_ROUTES", "WRITE_QUERY", "WriteFailureSchema", "WriteMessageSchema",
     "WriteReasonSchema", "ackIdOf", "buyerIdAsInteger", "canonicalDecimal", "decimalStringToNumber", "deeperThan",
     "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
-    "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity", "isMappedBuyerId", "isRawUrlSafe",
+    "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity", "isMappedBuyerId", "listFiltersOf", "isRawUrlSafe",
     "mappedBuyerId", "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
-    "parseWire", "productToReverse", "productToWebhook", "readItem", "reverseUrl",
+    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseUrl",
     "webhookOperation", "withQuery",
   ],
   "./adapter": [

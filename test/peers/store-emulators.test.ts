@@ -9,7 +9,7 @@ import { StoreAuthError } from '../../lib/client/client-errors';
 import type { NormalisationCounts } from '../../lib/client/store-reply';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { MemoryCheckpointStore, runSync } from '../../lib/sync';
-import { ENTITIES, type Entity } from '../../lib/contract/webhook';
+import { ENTITIES, type Entity } from '../../lib/contract/entities';
 import { byId, sinkContents, type StoreEmulator } from './store-emulator';
 import { startCsCartStore } from './store-cscart';
 import { startMagentoStore } from './store-magento';

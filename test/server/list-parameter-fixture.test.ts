@@ -1,14 +1,16 @@
 /**
- * Adding a list query parameter touches the contract's table, the adapter's `ListOptions`, the
- * adapter and its conformance check, and nothing else (issue 13). This fixture does exactly that
- * for a made-up `lang` parameter (titles in another language) and shows that, with no other edit:
- * the store router parses and validates it (400 with the table's message), hands it to the
- * adapter's `list` in every binding, the OpenAPI document lists it, and the caller's URL helper
- * carries it.
+ * Adding a list query parameter touches the contract (its table entry and its value type in
+ * `ListFilters`), the adapter and its conformance check, and nothing else (issues 13 and 23). This
+ * fixture does exactly that for a made-up `lang` parameter (titles in another language) and shows
+ * that, with no other edit: the store router parses and validates it (400 with the table's
+ * message), hands it to the adapter's `list` in every binding, the OpenAPI document lists it, and
+ * the caller sends it: `client.list` and `client.walk` take it as an option (the caller's and the
+ * adapter's `ListOptions` and `WalkOptions` all extend `ListFilters`) and put it on every request.
  */
 import { z } from 'zod';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { BaseEntityStore, isRawJson, type ListOptions, type RawJsonItem, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
+import { createStoreClient } from '../../lib/client';
 import { LIST_QUERY, withQuery, type Product, type QueryParameter } from '../../lib/contract';
 import { demoCatalog } from '../../lib/demo';
 import { createOpenApiDocument } from '../../lib/openapi';
@@ -23,9 +25,9 @@ const lang: QueryParameter<(typeof LANGUAGES)[number]> = {
 };
 (LIST_QUERY as Record<string, QueryParameter>).lang = lang;
 
-// ---- 2. The adapter's ListOptions: one optional member (declaration merging). ----------------
-declare module '../../lib/adapter' {
-  interface ListOptions {
+// ---- 2. Its value type: one optional member of the contract's ListFilters (declaration merging). --
+declare module '../../lib/contract/query' {
+  interface ListFilters {
     readonly lang?: 'en' | 'es';
   }
 }
@@ -103,6 +105,32 @@ describe('a list parameter added in the contract table reaches the adapter, unto
     const parameter = doc.paths['/products'].get.parameters.find((p) => p.name === 'lang');
     expect(parameter).toMatchObject({ description: 'Language of the titles (default en).', schema: { enum: ['en', 'es'] } });
     expect(withQuery('https://shop.example/c2s.php?entity=products', { lang: 'es', offset: 0 })).toBe('https://shop.example/c2s.php?entity=products&lang=es&offset=0');
+  });
+
+  it('the caller sends it: client.list and every page of client.walk carry it, and the store answers in it', async () => {
+    const adapter = localizedAdapter();
+    const s = await startBinding('node:http', { adapter });
+    const urls: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      urls.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    };
+    try {
+      const client = createStoreClient({ baseUrl: s.base, svcKey: KEY, fetch: recording, pageSize: 7 });
+      const page = await client.list('products', { sortorder: 'asc', jobid: 1, lang: 'es', limit: 30 });
+      const en = await client.list('products', { sortorder: 'asc', jobid: 1, limit: 30 });
+      expect(page.items.map((p) => p.title)).toEqual(en.items.map((p) => translate(p.title)));
+      const walked: Product[] = [];
+      for await (const p of client.walk('products', { jobid: 2, lang: 'es', strategy: 'offset' })) walked.push(p);
+      expect(walked.map((p) => p.title)).toEqual(en.items.map((p) => translate(p.title)));
+      const walkUrls = urls.slice(2);
+      expect(walkUrls.length).toBeGreaterThan(1);
+      for (const url of [urls[0], ...walkUrls]) expect(new URL(url).searchParams.get('lang')).toBe('es');
+      expect(new URL(urls[1]).searchParams.has('lang')).toBe(false);
+      expect(adapter.products.seen).toEqual(['es', undefined, ...walkUrls.map(() => 'es')]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('a control character in a parameter handed to the adapter is a 400 before the adapter', async () => {

@@ -10,6 +10,7 @@ import { defineCommand, runCommand, usageError } from '../flags';
 import type { Kysely } from 'kysely';
 import type { SqlKind } from '../../../adapters/sql/sql-dialects';
 import type { CliIO } from '../io';
+import { ENTITIES } from '../../contract/entities';
 
 type Mapped = typeof import('../../../adapters/mapped');
 type Infer = typeof import('../../../adapters/mapped/mapping-infer');
@@ -109,7 +110,7 @@ function runCounts(args: string[], io: CliIO): Promise<number> {
     let tables: string[];
     try {
       const mapping = mapped().readMappingFile(values.map);
-      tables = (['products', 'orders'] as const).flatMap((e) => (mapping[e] ? [mapping[e]!.table] : []));
+      tables = ENTITIES.flatMap((e) => (mapping[e] ? [mapping[e]!.table] : []));
     } catch (err) {
       io.err(`storebridge map counts: ${(err as Error).message}`);
       return 1;

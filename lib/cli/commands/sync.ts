@@ -23,6 +23,7 @@ import { STORE_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/webhook';
 import { messageChain } from '../../logger';
 import { emptyProgress, UNKNOWN_COUNT } from '../../sync/sync-run-context';
+import { ENTITIES } from '../../contract/entities';
 
 export const command = defineCommand({
   name: 'sync',
@@ -126,7 +127,7 @@ function entityLine(entity: Entity, r: EntityReport, covered: boolean): string {
   return `${entity.padEnd(8)} ${r.count} in the sink (${r.seen} received, ${r.written} written, ${r.duplicates} duplicates, ${r.invalid} invalid${r.anomalies ? `, ${r.anomalies} anomalies` : ''}${r.stubs ? `; ids-only list: ${r.fetchedById} fetched by ID` : ''}${stopped})`;
 }
 
-const coveredBy = (report: SyncReport): readonly Entity[] => report.entities ?? ['products', 'orders'];
+const coveredBy = (report: SyncReport): readonly Entity[] => report.entities ?? ENTITIES;
 
 /**
  * The `--json` line of the CLI contract (docs/sync.md), its original members first and in their order; then the
@@ -181,7 +182,7 @@ export function normalisationWarnings(report: SyncReport): string[] {
     const kinds = Object.entries(counts).sort(([, a], [, b]) => (b ?? 0) - (a ?? 0));
     return `warning: ${entity}: ${totalNormalisations(counts)} normalised (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); see docs/client.md "The tolerant reader"`;
   };
-  return (['products', 'orders'] as const).filter((e) => totalNormalisations(report[e].normalisations ?? {}) > 0).map((e) => line(e, report[e].normalisations ?? {}));
+  return ENTITIES.filter((e) => totalNormalisations(report[e].normalisations ?? {}) > 0).map((e) => line(e, report[e].normalisations ?? {}));
 }
 
 export function run(args: string[], io: CliIO): Promise<number> {

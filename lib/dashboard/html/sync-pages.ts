@@ -8,6 +8,7 @@ import type { SyncCapabilities, SyncConnectionView } from '../dashboard-sources'
 import { countOf, errorInWords, formatCount, formatDuration, formatRelative, formatTime } from './format';
 import { html, raw, type SafeHtml } from './html';
 import { chartLegend, runChart } from './run-chart';
+import type { Entity } from '../../contract/entities';
 
 export interface PageContext {
   /** Where the dashboard is mounted ('' at the root), for links and form actions. */
@@ -54,14 +55,14 @@ export function actionForm(ctx: PageContext, action: string, fields: Record<stri
   return html`<form method="post" action="${ctx.base}/actions/${action}"><input type="hidden" name="csrf" value="${ctx.csrf}">${inputs}${extra}<button type="submit"${primary ? html` class="primary"` : ''}${tooltip ? html` title="${tooltip}"` : ''}>${label}</button></form>`;
 }
 
-function sum(run: Pick<LastRun, 'products' | 'orders'>, k: keyof LastRunEntity): number | undefined {
+function sum(run: Pick<LastRun, Entity>, k: keyof LastRunEntity): number | undefined {
   const a = run.products[k];
   const b = run.orders[k];
   return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
 }
 
 /** `0 duplicates · 2 invalid · 3 normalised` (normalised only when the run counted it). */
-export function qualityCounts(run: Pick<LastRun, 'products' | 'orders'>): SafeHtml {
+export function qualityCounts(run: Pick<LastRun, Entity>): SafeHtml {
   const norm = sum(run, 'normalised');
   const fetched = sum(run, 'fetchedById');
   return html`<span title="products + orders">${formatCount(sum(run, 'duplicates'))} dup · ${formatCount(sum(run, 'invalid'))} invalid${norm !== undefined ? html` · ${formatCount(norm)} normalised` : ''}${fetched ? html` · ${formatCount(fetched)} by id` : ''}</span>`;
@@ -87,7 +88,7 @@ function lastRunCell(ctx: PageContext, row: SyncConnectionView): SafeHtml {
   return html`<span class="muted">–</span>`;
 }
 
-function itemsCell(row: SyncConnectionView, entity: 'products' | 'orders'): SafeHtml {
+function itemsCell(row: SyncConnectionView, entity: Entity): SafeHtml {
   if (row.lastRun?.entities && !row.lastRun.entities.includes(entity)) return html`<span class="muted" title="the connection has no ${entity} URL">not covered</span>`;
   const e = row.lastRun?.[entity];
   if (e) return html`${formatCount(e.count)}<br><span class="muted" title="received / written this run">${formatCount(e.seen)} / ${formatCount(e.written)}</span>`;

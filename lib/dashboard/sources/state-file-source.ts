@@ -10,13 +10,14 @@ import { JsonFileCheckpointStore, type SyncState } from '../../sync/checkpoint-s
 import { JsonFileSyncHealth, runsFileBeside } from '../../sync/file-sync-health';
 import { DashboardSourceError } from '../dashboard-errors';
 import type { CheckpointView, SyncConnectionView, SyncSource } from '../dashboard-sources';
+import type { Entity } from '../../contract/entities';
 
 function checkpointOf(state: SyncState): CheckpointView {
   const view: CheckpointView = { jobid: state.jobid };
   if (state.highWater && Object.keys(state.highWater).length > 0) view.highWater = { ...state.highWater };
   const run = state.run;
   if (run) {
-    const counts = (e: 'products' | 'orders') => {
+    const counts = (e: Entity) => {
       const p = run.progress[e];
       return { seen: p.seen, written: p.written, duplicates: p.duplicates, invalid: p.invalid };
     };

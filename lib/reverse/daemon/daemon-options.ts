@@ -14,6 +14,7 @@ import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../../http/retry';
+import { ENTITIES } from '../../contract/entities';
 
 /** Reason codes of the storage failure reports the daemon sends (`reasons[].code`; all codes: `REVERSE_FAILURE_CODES`). */
 export const FAILURE_CODES = {
@@ -198,7 +199,7 @@ export function emptyReport(): DaemonReport {
 
 /** Adds `delta` (counts of one run) into `total`. */
 export function addReport(total: DaemonReport, delta: DaemonReport): void {
-  for (const e of ['products', 'orders'] as const) {
+  for (const e of ENTITIES) {
     total.pulled[e] += delta.pulled[e];
     total.failedByEntity[e] += delta.failedByEntity[e];
     total.pushed[e] += delta.pushed[e];

@@ -6,6 +6,7 @@
  */
 import type { ConnectionStatus, StorageFailureReport } from '../../contract/messages';
 import type { Entity } from '../../contract/webhook';
+import { ENTITIES } from '../../contract/entities';
 
 /** A transaction the operator (or code) asks the daemon to run. */
 export type TransactionRequest =
@@ -205,6 +206,6 @@ export function parseState(text: string): MachineState {
     throw new Error('the stored reverse-connection state is not a version 1 state');
   }
   // Counters added in later versions of the kit start at 0.
-  for (const e of ['products', 'orders'] as const) s.counts[e] = { ...emptyCounts(), ...s.counts[e] };
+  for (const e of ENTITIES) s.counts[e] = { ...emptyCounts(), ...s.counts[e] };
   return s;
 }

@@ -30,6 +30,7 @@ import {
   type TransactionRequest,
   type TransactionSummary,
 } from './reverse-machine-state';
+import { ENTITIES } from '../../contract/entities';
 
 export * from './reverse-machine-state';
 
@@ -97,7 +98,7 @@ export interface CurrentView {
 
 const ok = <T>(value: T): MachineResult<T> => ({ ok: true, value });
 const conflict = (error: string): MachineResult<never> => ({ ok: false, status: 409, error });
-const ENTITIES_IN_ORDER: readonly Entity[] = ['products', 'orders'];
+const ENTITIES_IN_ORDER: readonly Entity[] = ENTITIES;
 
 function copyRequest(request: TransactionRequest): QueuedTransaction {
   if (request.kind === 'pull') {

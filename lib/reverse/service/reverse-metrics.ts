@@ -9,6 +9,7 @@
 import type { Entity } from '../../contract/webhook';
 import { LATENCY_BUCKETS_SECONDS, metricsOf, type Metrics, type Registry } from '../../metrics';
 import type { EntityCounts } from './reverse-machine-state';
+import { ENTITIES } from '../../contract/entities';
 
 export interface ReverseMetrics {
   call(connection: string, call: string, status: number): void;
@@ -26,7 +27,7 @@ export function createReverseMetrics(target: Registry | Metrics): ReverseMetrics
     call: (connection, call, status) => calls.inc({ connection, call, status: String(status) }),
     delayed: (connection, seconds) => delays.observe({ connection }, seconds),
     counts(connection, before, after) {
-      for (const entity of ['products', 'orders'] as const) {
+      for (const entity of ENTITIES) {
         for (const outcome of Object.keys(after[entity]) as Array<keyof EntityCounts>) {
           const delta = after[entity][outcome] - (before[entity][outcome] ?? 0);
           if (delta > 0) items.inc({ connection, entity, outcome }, delta);

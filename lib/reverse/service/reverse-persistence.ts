@@ -24,6 +24,7 @@ import {
 } from './reverse-machine';
 import { ConnectionIdentity } from './reverse-identity';
 import type { ReverseStateStore, StateChange } from './reverse-state-store';
+import { ENTITIES } from '../../contract/entities';
 
 /** The last sample push received, kept for inspection (never written to the store). */
 export interface SampleRecord {
@@ -53,7 +54,6 @@ export interface LoadedConnection {
 const CHUNK = 5000;
 /** A state whose only change is `touchedAt` is written at most this often (ms): the expiry clock may lose that much on a crash. */
 const TOUCH_RESOLUTION_MS = 10_000;
-const ENTITIES: readonly Entity[] = ['products', 'orders'];
 
 const chunks = (n: number) => Math.ceil(n / CHUNK);
 
