@@ -139,7 +139,7 @@ describe('a third entity registered in the registry', () => {
  * (a lost reply) or re-sent to a restarted service. Plain HTTP calls to a real service on
  * loopback, as a daemon makes them.
  */
-describe('a push of the third entity through a real reverse service', () => {
+describe('the third entity through a real reverse service (push and pull)', () => {
   const REVERSE_KEY = 'third-entity-conn-key';
   const PAGE = (suffix = '') => ({
     customers: [
@@ -265,6 +265,37 @@ describe('a push of the third entity through a real reverse service', () => {
       ]);
     } finally {
       await second.close();
+    }
+  });
+
+  it('a pull hands out customers after the orders, each acknowledged once', async () => {
+    const adapter = seeded(3);
+    const s = await startReverse(adapter, createMemoryStateStore());
+    try {
+      await s.service.enqueue('shop', { kind: 'pull' });
+      expect((await s.call('POST', '/pull/initialize')).status).toBe(200);
+      expect((await s.call('GET', '/pull/products/hasmore')).body).toEqual({ hasmore: 'done' });
+      expect((await s.call('POST', '/pull/products/finish')).body).toEqual({ ok: true });
+      expect((await s.call('POST', '/pull/orders/finish')).body).toEqual({ ok: true });
+      expect((await s.call('GET', '/entity')).body).toEqual({ entity: CUSTOMERS });
+      const got: string[] = [];
+      while ((await s.call('GET', '/pull/customers/hasmore')).body.hasmore === 'ready') {
+        const next = await s.call('GET', '/pull/customers/next');
+        expect(next.status).toBe(200);
+        const id: string = next.body.customer._id;
+        got.push(id);
+        expect((await s.call('POST', `/pull/customers/${id}/succeded`, next.body)).body).toEqual({ ok: true });
+        // The reply was lost: the daemon acknowledges again.
+        expect((await s.call('POST', `/pull/customers/${id}/succeded`, next.body)).body).toMatchObject({ ok: true, duplicate: true });
+        expect((await s.call('GET', '/pull/customers/readyfornext')).body).toEqual({ ready: true });
+      }
+      expect(got).toEqual(['c000', 'c001', 'c002']);
+      expect((await s.call('POST', '/pull/customers/finish')).body).toEqual({ ok: true });
+      expect((await s.call('POST', '/pull/finish')).body).toEqual({ ok: true });
+      expect((await s.service.status('shop')).transactions.at(-1)).toMatchObject({ kind: 'pull', outcome: 'finished', items: { products: 0, orders: 0, [CUSTOMERS]: 3 } });
+      expect((await countsOf(s))[CUSTOMERS]).toMatchObject({ delivered: 3, succeeded: 3 });
+    } finally {
+      await s.close();
     }
   });
 
