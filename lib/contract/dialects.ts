@@ -72,12 +72,6 @@ export interface Dialect {
  */
 export const KEY_HEADERS = ['SvcKey', 'C2SKey'] as const;
 
-/**
- * The status members of `{P}/upstreamstatus`: the deployed daemons read `upstreamstatus`, the
- * spec and the public docs print `connectionstatus`. The service always answers both.
- */
-export const UPSTREAM_STATUS_MEMBERS = ['upstreamstatus', 'connectionstatus'] as const;
-
 export const DIALECTS: { readonly [N in DialectName]: Dialect } = {
   spec: {
     name: 'spec',
