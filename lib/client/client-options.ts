@@ -7,6 +7,7 @@ import { defineOptions, opt } from '../options';
 import type { FetchLike } from '../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
 import { KEY_HEADERS } from '../contract/dialects';
+import { INTERFACE_LIMITS } from '../contract/limits';
 import type { WebhookOperation } from '../contract/webhook-routes';
 import { operationUrls } from './client-urls';
 import { entityOf } from '../contract/entities';
@@ -131,8 +132,10 @@ export interface ClientConfig {
   readonly pageSize: number | undefined;
 }
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 10_000_000;
+/** A call's time-out: the interface's "1 minute per request" (`INTERFACE_LIMITS.requestTimeMs`). */
+export const DEFAULT_TIMEOUT_MS = INTERFACE_LIMITS.requestTimeMs;
+/** Largest reply read: the interface's 10 MB page (`INTERFACE_LIMITS.maxPageBytes`, 10,000,000 bytes). */
+export const DEFAULT_MAX_RESPONSE_BYTES = INTERFACE_LIMITS.maxPageBytes;
 
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

@@ -205,7 +205,7 @@ export class StoreCore {
     const deadline = new Deadline(this.config.timeBudgetMs, request.signal, request.onClose);
     try {
       const out = await this.dispatch(op, request, deadline);
-      if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, pageItemsOf(out.body), Buffer.byteLength(out.body));
+      if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, out.items ?? 0, Buffer.byteLength(out.body));
       return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
     } catch (err) {
       // Nobody is listening any more: not a failure of the store, and not worth an error log.
@@ -301,12 +301,6 @@ export class StoreCore {
     logger?.error({ operation, code, err }, `${operation} failed`);
     return errorResponse(500, 'the store could not complete the request; its log has the details');
   }
-}
-
-/** Items of a list body: its envelope starts with `{"paging":{"pageSize":N` (read-core writes it so). */
-function pageItemsOf(body: string): number {
-  const m = /^\{"paging":\{"pageSize":(\d+)/.exec(body.slice(0, 40));
-  return m ? Number(m[1]) : 0;
 }
 
 /** Parses the options once and returns the core that bindings and handlers share. */
