@@ -31,11 +31,12 @@ function ackPathId(s: Session, entity: Entity, raw: Record<string, unknown>): st
 
 /**
  * A storebridge service hands an order whose number is not safe in a raw URL out under its own key,
- * the number in `otherids` (`connectiontype: "storebridge"`): the store keeps its own number.
+ * the number in `otherids` (`connectiontype`: the dialect's `otheridsType`): the store keeps its own number.
  */
-function restoredOrderNumber(entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
+function restoredOrderNumber(s: Session, entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
   if (entity !== 'orders' || !Array.isArray(raw.otherids)) return raw;
-  const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === 'storebridge' && typeof o.id === 'string');
+  const type = s.config.dialect.pulled.otheridsType;
+  const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === type && typeof o.id === 'string');
   return mine ? { ...raw, orderid: (mine as { id: string }).id } : raw;
 }
 
@@ -46,7 +47,7 @@ async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<voi
   if (!isObject(raw)) throw unexpected(`no ${noun} object`);
   const pathId = ackPathId(s, entity, raw);
   if (pathId === undefined) throw unexpected(`the ${noun} has no _id, ${entityOf(entity).naturalKey}`);
-  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
+  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(s, entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
   if (outcome.ok) {
     await s.transport.call('succeded', { entity, id: pathId, body: { [noun]: encodeReverseItem(s.config.dialect, entity, outcome.item) } });
     s.run.pulled[entity]++;
