@@ -6,7 +6,7 @@
  * upserts, index drops, DDL in transactions, and which driver errors mean "retry".
  *
  * Everything else (queries, transactions, migrations) is one Kysely implementation that reads the
- * dialect object; no other file compares a database kind (test/architecture/wire-tables.test.ts).
+ * dialect object; no other file compares a database kind (test/architecture/wire-rules.test.ts).
  */
 import type { Kysely, RawBuilder } from 'kysely';
 import type { SortOrder } from '../../lib/contract/messages';
