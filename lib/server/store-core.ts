@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { MemoryIdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
+import type { LIST_QUERY } from '../contract/query';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorageError, StorebridgeError } from '../errors';
@@ -308,7 +309,9 @@ export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreC
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
 }
 
-const ID_PARAMETER = /(?:^\??|&)id(?:=|&|$)/;
+/** The list table's by-id parameter: present, it makes a list request the read of one item (`list-query.ts`). */
+const BY_ID_PARAMETER: keyof typeof LIST_QUERY = 'id';
+const ID_PARAMETER = new RegExp(`(?:^\\??|&)${BY_ID_PARAMETER}(?:=|&|$)`);
 
 /**
  * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id
