@@ -1,13 +1,15 @@
 /**
  * The three drivers behind the SQL adapter, each opened the way its database needs (SQLite's
- * pragmas and statement cache, the pools' error listeners and statement time-outs). Each
- * `open…` is one dialect's `open` in `sql-dialects.ts`; nothing here asks which database it is.
+ * pragmas and statement cache, the pools' error listeners and statement time-outs), and the lazy
+ * loaders of Kysely and the drivers. Each `open…` is one dialect's `open` in `sql-dialects.ts`;
+ * nothing here asks which database it is.
  * A driver is required only when a spec names it, so a user installs only the driver they use.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import type { Kysely } from 'kysely';
+import { INTERFACE_LIMITS } from '../../lib/contract/limits';
 import { InvalidOptionError, StorebridgeError } from '../../lib/errors';
 
 export interface ConnectionOptions {
@@ -156,7 +158,7 @@ export function openSqlite(target: string, options: ConnectionOptions): Kysely<a
   const k = loadKysely();
   // Checked on every database alike, though only the pools use them.
   positiveInt('poolSize', options.poolSize, 10);
-  positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
+  positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs);
   const Database = loadSqlite();
   const busy = positiveInt('busyTimeoutMs', options.busyTimeoutMs, 5000);
   const memory = target === ':memory:';
@@ -182,7 +184,7 @@ export function openSqlite(target: string, options: ConnectionOptions): Kysely<a
 export function openPostgres(target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
-  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
+  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs);
   type Pg = typeof import('pg');
   const pg = loadOptional<Pg>('pg', 'the postgres: adapter');
   const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize, statement_timeout: statementTimeoutMs });
@@ -200,7 +202,7 @@ export function openPostgres(target: string, options: ConnectionOptions): Kysely
 export function openMysql(target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
   const poolSize = positiveInt('poolSize', options.poolSize, 10);
-  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, 60_000);
+  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs);
   type Mysql2 = typeof import('mysql2');
   const mysql = loadOptional<Mysql2>('mysql2', 'the mysql: adapter');
   const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });
