@@ -82,6 +82,12 @@ export const STORE_DIALECT = {
   keyHeaders: KEY_HEADERS,
   /** A write failure reason in both forms: the spec's `{msg}` and the deployed stores' `{message, code}`. */
   reason: (text: string, code: number): { msg: string; message: string; code: number } => ({ msg: text, message: text, code }),
+  /**
+   * Characters no id the kit makes holds, and a write that introduces one is warned about: the
+   * deployed daemons concatenate ids into URLs unencoded (`#` starts a fragment, `?` a query, `/` a
+   * segment, `%` an escape; a space makes Java's `HttpPost` throw).
+   */
+  urlUnsafeIdCharacters: '#?/% ',
 } as const;
 
 export const DIALECTS: { readonly [N in DialectName]: Dialect } = {
