@@ -17,7 +17,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { ReverseStateStore, StateChange } from '../../lib/reverse/service/reverse-state-store';
 import { InvalidOptionError } from '../../lib/errors';
 import type { SqlAdapter } from './sql-adapter';
-import { loadKysely, type SqlKind } from './sql-dialects';
+import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
 import { inTransaction, storageFailures } from './sql-failures';
 
@@ -30,12 +30,6 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Keys per `IN (…)` list of a read. */
 const READ_BATCH = 500;
 
-const COLUMNS: Record<SqlKind, { key: string; value: string; suffix: string }> = {
-  sqlite: { key: 'text', value: 'text', suffix: '' },
-  // Byte order and exact equality for the keys, whatever the database's locale.
-  postgres: { key: 'text collate "C"', value: 'text', suffix: '' },
-  mysql: { key: 'varbinary(1024)', value: 'longtext character set utf8mb4 collate utf8mb4_bin', suffix: ' engine=InnoDB' },
-};
 
 /** The state table's name: `options.table`, else the adapter's table prefix + `reverse_state`. */
 function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): string {
@@ -46,18 +40,16 @@ function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): s
 export async function createSqlReverseStateStore(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<ReverseStateStore> {
   const { sql } = loadKysely();
   const db: Kysely<any> = adapter.db;
-  const kind = adapter.kind;
+  const dialect = SQL_DIALECTS[adapter.kind];
   const names = adapter.tables;
   const name = stateTableName(adapter, options);
   if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
   const table = names.schema ? sql.id(names.schema, name) : sql.id(name);
-  const c = COLUMNS[kind];
-  await sql`create table if not exists ${table} (${sql.id('k')} ${sql.raw(c.key)} not null primary key, ${sql.id('v')} ${sql.raw(c.value)} not null)${sql.raw(c.suffix)}`.execute(db);
+  // Keys as the adapter's ids (byte order and exact equality, whatever the database's locale), values as its documents.
+  const c = dialect.columns;
+  await sql`create table if not exists ${table} (${sql.id('k')} ${sql.raw(c.id)} not null primary key, ${sql.id('v')} ${sql.raw(c.doc)} not null)${sql.raw(c.tableSuffix)}`.execute(db);
 
-  const upsert = (k: string, v: string): RawBuilder<unknown> =>
-    kind === 'mysql'
-      ? sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on duplicate key update ${sql.id('v')} = values(${sql.id('v')})`
-      : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do update set ${sql.id('v')} = excluded.${sql.id('v')}`;
+  const upsert = (k: string, v: string): RawBuilder<unknown> => dialect.upsertKeyValue(table, k, v);
 
   return {
     // Driver failures become StorageError (disk full, connection lost, …): the service's log names the cause.

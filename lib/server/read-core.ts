@@ -28,6 +28,8 @@ export interface CoreHttpResponse {
   readonly body: string;
   /** The body's length in UTF-8 bytes, when the core already knows it (list pages count it anyway). */
   readonly bytes?: number;
+  /** A list page's items (its `paging.pageSize`), for the page metrics: no one reads it back out of the body. */
+  readonly items?: number;
 }
 
 function pagingJson(paging: Paging): string {
@@ -172,7 +174,7 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
   };
   const pagingText = pagingJson(paging);
   // The envelope and paging are ASCII: their lengths are their byte counts.
-  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes };
+  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes, items: jsons.length };
 }
 
 /**

@@ -39,7 +39,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "REVERSE_BASE_PATH", "REVERSE_FAILURE_CODES", "REVERSE_ITEM_SCHEMAS", "REVERSE_ROUTES", "ReachabilitySchema",
     "ReadyForNextSchema", "ReverseAvailabilitySchema", "ReverseBuyerSchema",
     "ReverseOrderItemSchema", "ReverseOrderSchema", "ReversePriceSchema", "ReverseProductSchema",
-    "ReverseVariationSchema", "SHIPMENT_STATUSES", "SINGULAR", "SORT_ORDERS", "ShipmentSchema",
+    "ReverseVariationSchema", "SHIPMENT_STATUSES", "SINGULAR", "SORT_ORDERS", "STORE_DIALECT", "ShipmentSchema",
     "SkuSchema", "StorageFailureReportSchema", "StrategySchema", "TimestampSchema",
     "UPSTREAM_STATUS_MEMBERS", "UpstreamStatusSchema", "UrlRefSchema", "VariationSchema",
     "WEBHOOK_ROUTES", "WRITE_QUERY", "WriteFailureSchema", "WriteMessageSchema",
@@ -47,7 +47,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
     "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity", "isMappedBuyerId", "listFiltersOf", "isRawUrlSafe",
     "mappedBuyerId", "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
-    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseUrl",
+    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseRoute", "reverseUrl",
     "webhookOperation", "withQuery",
   ],
   "./adapter": [
