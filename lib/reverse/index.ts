@@ -16,7 +16,7 @@ export type {
   TransactionSummary,
 } from './service/reverse-machine-state';
 export type { CurrentView, QueuedView } from './service/reverse-machine';
-export { createMemoryStateStore, createRedisStateStore, type ReverseStateStore, type StateChange, type RedisStateClient } from './service/reverse-state-store';
+export { createMemoryStateStore, createRedisStateStore, type ReverseStateStore, type StateChange, type StateGuard, type RedisStateClient } from './service/reverse-state-store';
 export * from './bindings';
 export { createDaemon, FAILURE_CODES, type Daemon, type DaemonEvent, type DaemonOptions, type DaemonReport } from './daemon/reverse-daemon';
 export * from './reverse-errors';

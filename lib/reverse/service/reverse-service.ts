@@ -5,9 +5,11 @@
  *
  * A call is matched to its route in the contract's `REVERSE_ROUTES` and run by the handler of that
  * name (`reverse-handlers.ts`) against the connection's state machine. Per connection, calls are
- * serialized; the connection's state is loaded from the state store on first use, and what a call
- * changed is written back, in one batch, before it is answered. A call that fails (store or state
- * store) answers 500 and leaves the connection as last saved: it is read back on the next call.
+ * serialized; each call reads the connection's state record from the state store (the machine in
+ * memory is reused while the record is unchanged), and what the call changed is written back, in
+ * one batch guarded by that record, before it is answered: services over one state store serve the
+ * same connections (replicas; `withConnection`). A call that fails (store or state store) answers
+ * 500 and leaves the connection as last saved: it is read back on the next call.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -103,6 +105,8 @@ interface Runtime {
   loaded?: LoadedConnection;
 }
 
+/** Runs of one call when other services keep changing its connection meanwhile (each run re-reads the state). */
+const MAX_ATTEMPTS = 20;
 const NOT_FOUND: ReverseResponse = { status: 404, body: { error: 'not found' } };
 const FAILED_STORE = "the service's store failed; try the call again";
 const FAILED_STATE = "the service could not read or save the connection's state; try the call again";
@@ -191,40 +195,62 @@ class ReverseServiceCore implements ReverseService {
   }
 
   /**
-   * Runs `fn` on the connection, one call at a time: loads it when needed, lets a transaction with
-   * no daemon call for too long expire, then saves what changed (with `extra` changes) in one batch.
+   * Runs `fn` on the connection, one call at a time in this process: reads the connection's state
+   * record (one keyed read; the machine in memory is reused while the record is unchanged), lets a
+   * transaction with no daemon call for too long expire, then saves what changed (with `extra`
+   * changes) in one batch guarded by the record as read. When another service over the same store
+   * (a replica) changed the connection in between, nothing is written: the state is read again and
+   * `fn` runs again on it (up to `MAX_ATTEMPTS` times), so the call is answered as if it had come
+   * after the other service's. `fn` must therefore leave nothing but its store writes behind (they
+   * are idempotent: a page upserted twice is the same page); `done` runs once, after the save.
    * On any failure the connection is dropped from memory, to be read back from the store.
    */
-  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[] }>): Promise<R> {
+  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[]; done?: () => void }>): Promise<R> {
     return this.mutex.run(r.config.name, async () => {
-      try {
-        const loaded = await this.load(r);
-        loaded.machine.expire(this.config.now());
-        const { result, extra } = await fn(loaded);
+      for (let attempt = 1; ; attempt++) {
         try {
-          await r.persistence.save(loaded, extra);
+          const loaded = await this.load(r);
+          loaded.machine.expire(this.config.now());
+          const { result, extra, done } = await fn(loaded);
+          let saved: boolean;
+          try {
+            saved = await r.persistence.save(loaded, extra);
+          } catch (err) {
+            throw new ReverseStateError(r.config.name, 'save', { cause: err });
+          }
+          if (saved) {
+            done?.();
+            return result;
+          }
+          r.loaded = undefined;
+          this.config.metrics?.conflict(r.config.name);
+          if (attempt >= MAX_ATTEMPTS) throw new ReverseStateError(r.config.name, 'save', { cause: new Error(`another service changed the connection ${MAX_ATTEMPTS} times during this call`) });
+          // A short random pause, so that two replicas retrying the same moment do not collide again.
+          await delay(Math.floor(Math.random() * 5 * attempt));
         } catch (err) {
-          throw new ReverseStateError(r.config.name, 'save', { cause: err });
+          r.loaded = undefined;
+          throw err;
         }
-        return result;
-      } catch (err) {
-        r.loaded = undefined;
-        throw err;
       }
     });
   }
 
   private async load(r: Runtime): Promise<LoadedConnection> {
-    if (r.loaded) return r.loaded;
     try {
-      return (r.loaded = await r.persistence.load(this.machineConfig));
+      return (r.loaded = await r.persistence.fresh(this.machineConfig, r.loaded));
     } catch (err) {
       throw new ReverseStateError(r.config.name, 'load', { cause: err });
     }
   }
 
-  private view(r: Runtime, loaded: LoadedConnection): ConnectionStatusView {
+  private async view(r: Runtime, loaded: LoadedConnection): Promise<ConnectionStatusView> {
     const m = loaded.machine;
+    let records;
+    try {
+      records = await r.persistence.recordsOf(loaded);
+    } catch (err) {
+      throw new ReverseStateError(r.config.name, 'load', { cause: err });
+    }
     return {
       connection: r.config.name,
       dialect: r.config.dialect.name,
@@ -237,8 +263,8 @@ class ReverseServiceCore implements ReverseService {
       queue: m.queued(),
       products: { ...m.counts.products },
       orders: { ...m.counts.orders },
-      failures: [...loaded.failures],
-      idMap: [...loaded.mappings],
+      failures: records.failures,
+      idMap: records.mappings,
       lastSample: loaded.sample,
       transactions: [...m.history],
       throttle: { ...this.throttle.countsOf(r.config.name), maxCallsPerSecond: this.config.throttle.perSecond },
@@ -273,8 +299,12 @@ class ReverseServiceCore implements ReverseService {
       };
       const result = await ROUTE_HANDLERS[route.name](ctx);
       if (sample) loaded.sample = sample;
-      if (before) this.config.metrics!.counts(r.config.name, before, loaded.machine.counts);
-      return { result, extra: sample ? [...extra, r.persistence.sampleChange(sample)] : extra };
+      const after = before && structuredClone(loaded.machine.counts);
+      return {
+        result,
+        extra: sample ? [...extra, r.persistence.sampleChange(sample)] : extra,
+        done: after ? () => this.config.metrics!.counts(r.config.name, before, after) : undefined,
+      };
     });
   }
 
@@ -335,11 +365,11 @@ class ReverseServiceCore implements ReverseService {
 
   status(name: string): Promise<ConnectionStatusView> {
     const r = this.byNameOrThrow(name);
-    return this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }));
+    return this.withConnection(r, async (loaded) => ({ result: await this.view(r, loaded) }));
   }
 
   statuses(): Promise<ConnectionStatusView[]> {
-    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }))));
+    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: await this.view(r, loaded) }))));
   }
 
   connectionOf(ref: string): string | undefined {
