@@ -124,6 +124,24 @@ function pathIdsOf(raw: string): { ok: true; ids: string[] } | { ok: false; erro
   return { ok: true, ids };
 }
 
+/**
+ * Whether an answered call moved its transaction on (the pace's progress credit,
+ * `reverse-throttle.ts`): an item acknowledged for the first time, or a push page with new items.
+ */
+function madeProgress(response: ReverseResponse & { readonly call: string }): boolean {
+  if (response.status !== 200) return false;
+  switch (response.call) {
+    case 'succeded':
+    case 'failed':
+      return response.body.duplicate !== true;
+    case 'pushPage':
+    case 'pingsamplePage':
+      return typeof response.body.received === 'number' && response.body.received > 0;
+    default:
+      return false;
+  }
+}
+
 function checkRequest(request: TransactionRequest): TransactionRequest {
   if (!request || typeof request !== 'object') throw new InvalidOptionError('request', 'expected {kind: "pull" | "push" | "pingsample", …}');
   if (request.kind === 'pull') {
@@ -322,6 +340,7 @@ class ReverseServiceCore implements ReverseService {
       await delay(turn.delayMs);
     }
     const response = await this.dispatch(r, request);
+    if (madeProgress(response)) this.throttle.credit(name);
     this.config.metrics?.call(name, response.call, response.status);
     return { status: response.status, body: response.body, ...(turn.busy ? { close: true } : {}) };
   }

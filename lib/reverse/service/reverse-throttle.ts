@@ -11,7 +11,17 @@
  * many calls at once reach it, never a daemon waiting for each answer) is refused (429) without
  * taking a turn, so parallel floods cannot queue without bound.
  *
- * The pace is per process: services sharing a state store each allow `perSecond`.
+ * **Progress credit.** A call that moves a transaction on (an item acknowledged for the first time,
+ * a push page with items new to the push) does not count against the pace, and gives back the
+ * turns taken since the previous one (`credit`): a working daemon's item cycle (`hasmore`, `next`,
+ * `succeded`, `readyfornext`: 4 calls) fits in the burst, so the pace never holds it back (the
+ * kit's own daemon moves hundreds of items a second), and a connection that made progress in the
+ * last second keeps its HTTP connection. A daemon asking for the same item again and again makes
+ * no progress (an item the service gives up after `maxDeliveries` earns nothing either), so a
+ * crash loop is still held to `perSecond`; progress is bounded by the items there are to move.
+ *
+ * The pace is per process and safe to lose (a restart starts with a full burst): replicas sharing
+ * a state store each allow `perSecond`, so a crash loop spread over N replicas costs at most N×.
  */
 
 export interface ThrottleConfig {
@@ -41,6 +51,8 @@ export interface ThrottleCounts {
 
 export class CallThrottle {
   private readonly arrival = new Map<string, number>();
+  /** When each connection last made progress (`credit`). */
+  private readonly progress = new Map<string, number>();
   private readonly counts = new Map<string, ThrottleCounts>();
 
   constructor(
@@ -68,7 +80,19 @@ export class CallThrottle {
       counts.delayed++;
       counts.delayedMs += delayMs;
     }
-    return { delayMs, busy: previous > now };
+    return { delayMs, busy: previous > now && !(now - (this.progress.get(connection) ?? -Infinity) < 1000) };
+  }
+
+  /**
+   * A call of `connection` made progress: it does not count against the pace, nor do the calls
+   * since the previous progress (the connection's next calls have the full burst again).
+   */
+  credit(connection: string): void {
+    if (this.config.perSecond <= 0) return;
+    const now = this.clock();
+    this.progress.set(connection, now);
+    const tat = this.arrival.get(connection);
+    if (tat !== undefined && tat > now) this.arrival.set(connection, now);
   }
 
   countsOf(connection: string): ThrottleCounts {
