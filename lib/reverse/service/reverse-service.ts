@@ -27,12 +27,13 @@ import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, T
 import { ConnectionPersistence, type LoadedConnection, type SampleRecord } from './reverse-persistence';
 import type { StateChange } from './reverse-state-store';
 import { CallThrottle, type ThrottleCounts } from './reverse-throttle';
-import { digestOf, parseServiceOptions, type ConnectionConfig, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
+import { connectionsOf, digestOf, parseServiceOptions, type ConnectionConfig, type ReverseConnectionOption, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
+import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 
 export { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 export type { ReverseResponse } from './reverse-handlers';
 export type { SampleRecord } from './reverse-persistence';
-export type { ReverseConnectionOption, ReverseServiceOptions } from './reverse-service-options';
+export type { ConnectionInfo, ReverseConnectionOption, ReverseServiceOptions } from './reverse-service-options';
 
 /** One daemon call, framework-free. */
 export interface ReverseRequest {
@@ -95,19 +96,45 @@ export interface ReverseService {
   knows(key: string): boolean;
   /** The names of the connections served. */
   connectionNames(): string[];
+  /**
+   * Replaces the connections served (the registry changed): new ones are served at once, changed
+   * keys or dialects apply to the next call, and a removed connection's running transaction ends
+   * as `cancelled`; its daemon's calls are then answered 404 with the members a deployed daemon
+   * reads as "nothing to do" (`connectionstatus: "idle"`, `hasmore: "done"`, …; the kit's daemon
+   * stops at a 404). Its state stays in the state store: added again under the same name, it
+   * resumes its queue and counters. Throws `InvalidOptionError` (changing nothing) on a bad list.
+   * Resolves once the removed connections are wound down.
+   */
+  setConnections(connections: ReadonlyArray<string | ReverseConnectionOption>): Promise<void>;
   /** Waits for the calls in progress and closes the state store when the service created it. */
   close(): Promise<void>;
 }
 
 interface Runtime {
-  readonly config: ConnectionConfig;
+  config: ConnectionConfig;
   readonly persistence: ConnectionPersistence;
   loaded?: LoadedConnection;
+  /** The connection's own store (`adapterFor`), opened on first use. */
+  adapter?: Promise<GuardedAdapter>;
 }
 
 /** Runs of one call when other services keep changing its connection meanwhile (each run re-reads the state). */
 const MAX_ATTEMPTS = 20;
 const NOT_FOUND: ReverseResponse = { status: 404, body: { error: 'not found' } };
+/**
+ * The answer to a daemon of a removed connection: 404 (the kit's daemon stops at once) whose body
+ * also carries, for the calls deployed daemons poll, the member they read as "nothing to do"
+ * (they ignore status codes and read members: spec/click2sync-as-deployed.md §2.1): `ping` idle,
+ * `upstreamstatus` finished, `hasmore` done, `readyfornext` true, `mode` idle.
+ */
+const REMOVED_ERROR = 'this connection was removed from the service';
+const REMOVED_MEMBERS: Partial<Record<string, Record<string, unknown>>> = {
+  ping: { connectionstatus: 'idle' },
+  mode: { mode: 'idle' },
+  upstreamstatus: { upstreamstatus: 'finished', connectionstatus: 'finished' },
+  hasmore: { hasmore: 'done' },
+  readyfornext: { ready: true },
+};
 const FAILED_STORE = "the service's store failed; try the call again";
 const FAILED_STATE = "the service could not read or save the connection's state; try the call again";
 
@@ -122,6 +149,13 @@ function pathIdsOf(raw: string): { ok: true; ids: string[] } | { ok: false; erro
   const ids = decoded !== undefined && decoded !== raw ? [raw, decoded] : [raw];
   if (ids.some(hasForbiddenCharacter)) return { ok: false, error: `the item id in the path must not contain ${FORBIDDEN_CHARACTERS}` };
   return { ok: true, ids };
+}
+
+/** The answer to a call of a removed connection (see `REMOVED_MEMBERS`). */
+function removedAnswer(request: ReverseRequest): ReverseResponse {
+  const match = matchReverseRoute(String(request.method).toUpperCase(), String(request.path));
+  const members = match.ok ? REMOVED_MEMBERS[match.route.name] : undefined;
+  return { status: 404, body: { error: REMOVED_ERROR, ...members } };
 }
 
 /**
@@ -182,20 +216,34 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
 
 /** The service: the connections by name and by key, each with its state, one call at a time per connection. */
 class ReverseServiceCore implements ReverseService {
-  private readonly runtimes: Runtime[];
-  private readonly byName: Map<string, Runtime>;
+  private runtimes: Runtime[];
+  private byName: Map<string, Runtime>;
+  /** Digests of connections removed while this process runs (their daemons get the removed answer). */
+  private readonly removed = new Set<string>();
   private readonly mutex = new KeyedMutex();
   private readonly machineConfig: { leaseMs: number; transactionIdleMs: number; maxDeliveries: number };
   private readonly throttle: CallThrottle;
   readonly maxPushPageItems: number;
 
   constructor(private readonly config: ServiceConfig) {
-    const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
-    this.runtimes = config.connections.map((c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, keep) }));
+    this.runtimes = config.connections.map((c) => this.runtimeOf(c));
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
     this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs, maxDeliveries: config.maxDeliveries };
     this.throttle = new CallThrottle(config.throttle);
     this.maxPushPageItems = config.pageBounds.maxItems;
+  }
+
+  private runtimeOf(c: ConnectionConfig): Runtime {
+    return { config: c, persistence: new ConnectionPersistence(this.config.stateStore, c.name, { keepFailures: this.config.keepFailures, keepMappings: this.config.keepMappings }) };
+  }
+
+  /** The connection's store: its own (`adapterFor`, opened once) or the service's. */
+  private adapterOf(r: Runtime): Promise<GuardedAdapter> {
+    if (!this.config.adapterFor) return Promise.resolve(this.config.adapter!);
+    r.adapter ??= Promise.resolve(this.config.adapterFor({ name: r.config.name, dialect: r.config.dialect.name })).then(guardAdapter);
+    // A failed open is tried again on the next call.
+    r.adapter.catch(() => (r.adapter = undefined));
+    return r.adapter;
   }
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
@@ -301,7 +349,7 @@ class ReverseServiceCore implements ReverseService {
         identity: r.persistence.identity,
         connection: r.config.name,
         dialect: r.config.dialect,
-        adapter: this.config.adapter,
+        adapter: await this.adapterOf(r),
         pathIds,
         body,
         now: this.config.now(),
@@ -328,7 +376,7 @@ class ReverseServiceCore implements ReverseService {
 
   async handle(request: ReverseRequest): Promise<ReverseResponse> {
     const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
-    if (!r) return NOT_FOUND;
+    if (!r) return this.removed.size > 0 && this.removed.has(digestOf(typeof request.key === 'string' ? request.key : '').toString('hex')) ? removedAnswer(request) : NOT_FOUND;
     const name = r.config.name;
     const turn = this.throttle.turn(name);
     if ('refused' in turn) {
@@ -404,8 +452,51 @@ class ReverseServiceCore implements ReverseService {
     return this.runtimes.map((r) => r.config.name);
   }
 
+  async setConnections(connections: ReadonlyArray<string | ReverseConnectionOption>): Promise<void> {
+    if (!Array.isArray(connections)) throw new InvalidOptionError('connections', 'expected an array of keys or {key | keyDigest, name, dialect}');
+    const next = connectionsOf(connections, this.config.defaultDialect);
+    const names = new Set(next.map((c) => c.name));
+    const gone = this.runtimes.filter((r) => !names.has(r.config.name));
+    this.runtimes = next.map((c) => {
+      const r = this.byName.get(c.name);
+      if (!r) return this.runtimeOf(c);
+      r.config = c; // a new key or dialect: the next call uses it; the state stays
+      return r;
+    });
+    this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
+    const live = new Set(this.runtimes.map((r) => r.config.digest.toString('hex')));
+    for (const d of this.removed) if (live.has(d)) this.removed.delete(d);
+    for (const r of gone) if (!live.has(r.config.digest.toString('hex'))) this.removed.add(r.config.digest.toString('hex'));
+    await Promise.all(gone.map((r) => this.windDown(r)));
+  }
+
+  /** A removed connection: its running transaction ends as cancelled (state kept), its store closed. */
+  private async windDown(r: Runtime): Promise<void> {
+    try {
+      await this.withConnection(r, async (loaded) => {
+        const c = loaded.machine.cancel(this.config.now());
+        return { result: c.ok };
+      });
+    } catch (err) {
+      this.config.onError(err, { connection: r.config.name, call: 'remove connection' });
+    }
+    await this.closeAdapter(r);
+  }
+
+  private async closeAdapter(r: Runtime): Promise<void> {
+    const opened = r.adapter;
+    r.adapter = undefined;
+    if (!opened) return;
+    try {
+      await (await opened).close?.();
+    } catch {
+      // A store that failed to open or to close has nothing left to release here.
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.runtimes.map((r) => this.mutex.run(r.config.name, async () => undefined)));
+    await Promise.all(this.runtimes.map((r) => this.closeAdapter(r)));
     if (this.config.ownsStateStore) await this.config.stateStore.close?.();
   }
 }
