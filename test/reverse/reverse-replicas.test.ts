@@ -135,7 +135,7 @@ function replicaSuite(setup: Setup): void {
     }
     expect(views[0].transactions.map((t: { outcome: string; kind: string }) => `${t.kind}:${t.outcome}`)).toEqual(['pull:finished', 'pull:finished', 'push:finished']);
     const sink = await createSqlAdapter({ connection: local });
-    expect({ products: await sink.products.count({}), orders: await sink.orders.count({}) }).toEqual({ products, orders });
+    expect({ products: await sink.products.count({ signal: AbortSignal.timeout(5000) }), orders: await sink.orders.count({ signal: AbortSignal.timeout(5000) }) }).toEqual({ products, orders });
     await sink.close();
     expect(crashTraces(a.stderr() + b.stderr() + run.stderr)).toEqual([]);
   }, 180_000);
@@ -164,7 +164,7 @@ function replicaSuite(setup: Setup): void {
     expect(view.queue).toEqual([]);
     expect(view.transactions.map((t: { outcome: string; kind: string }) => `${t.kind}:${t.outcome}`)).toEqual(['pull:finished', 'pull:finished', 'push:finished']);
     const sink = await createSqlAdapter({ connection: local });
-    expect({ products: await sink.products.count({}), orders: await sink.orders.count({}) }).toEqual({ products, orders });
+    expect({ products: await sink.products.count({ signal: AbortSignal.timeout(5000) }), orders: await sink.orders.count({ signal: AbortSignal.timeout(5000) }) }).toEqual({ products, orders });
     await sink.close();
     expect(crashTraces(b.stderr() + daemon.stderr())).toEqual([]);
   }, 180_000);

@@ -114,6 +114,8 @@ interface Runtime {
   config: ConnectionConfig;
   readonly persistence: ConnectionPersistence;
   loaded?: LoadedConnection;
+  /** `progressOf` as this process last saw it. */
+  progress?: number;
   /** The connection's own store (`adapterFor`), opened on first use. */
   adapter?: Promise<GuardedAdapter>;
 }
@@ -159,21 +161,17 @@ function removedAnswer(request: ReverseRequest): ReverseResponse {
 }
 
 /**
- * Whether an answered call moved its transaction on (the pace's progress credit,
- * `reverse-throttle.ts`): an item acknowledged for the first time, or a push page with new items.
+ * How far a connection's transactions have moved, from its shared state: items acknowledged by
+ * the daemon (not those the service gave up) and items new to a push. The pace's progress credit
+ * (`reverse-throttle.ts`) is given when it grows, whichever replica's call made it grow: each
+ * replica reads it from the state its calls load, so a daemon alternating between replicas earns
+ * its credit on both.
  */
-function madeProgress(response: ReverseResponse & { readonly call: string }): boolean {
-  if (response.status !== 200) return false;
-  switch (response.call) {
-    case 'succeded':
-    case 'failed':
-      return response.body.duplicate !== true;
-    case 'pushPage':
-    case 'pingsamplePage':
-      return typeof response.body.received === 'number' && response.body.received > 0;
-    default:
-      return false;
-  }
+function progressOf(loaded: LoadedConnection | undefined): number | undefined {
+  if (!loaded) return undefined;
+  let p = 0;
+  for (const c of Object.values(loaded.machine.counts)) p += c.succeeded + c.failed - c.unacknowledged + c.received + c.sampled;
+  return p;
 }
 
 function checkRequest(request: TransactionRequest): TransactionRequest {
@@ -388,7 +386,11 @@ class ReverseServiceCore implements ReverseService {
       await delay(turn.delayMs);
     }
     const response = await this.dispatch(r, request);
-    if (madeProgress(response)) this.throttle.credit(name);
+    const progress = progressOf(r.loaded);
+    if (progress !== undefined) {
+      if (r.progress !== undefined && progress > r.progress) this.throttle.credit(name);
+      r.progress = progress;
+    }
     this.config.metrics?.call(name, response.call, response.status);
     return { status: response.status, body: response.body, ...(turn.busy ? { close: true } : {}) };
   }

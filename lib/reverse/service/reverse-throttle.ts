@@ -12,8 +12,8 @@
  * taking a turn, so parallel floods cannot queue without bound.
  *
  * **Progress credit.** A call that moves a transaction on (an item acknowledged for the first time,
- * a push page with items new to the push) does not count against the pace, and gives back the
- * turns taken since the previous one (`credit`): a working daemon's item cycle (`hasmore`, `next`,
+ * a push page with items new to the push; read from the shared state, so every replica sees it)
+ * does not count against the pace, and gives back the turns taken since the previous one (`credit`): a working daemon's item cycle (`hasmore`, `next`,
  * `succeded`, `readyfornext`: 4 calls) fits in the burst, so the pace never holds it back (the
  * kit's own daemon moves hundreds of items a second), and a connection that made progress in the
  * last second keeps its HTTP connection. A daemon asking for the same item again and again makes
