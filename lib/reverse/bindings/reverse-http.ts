@@ -99,7 +99,8 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
     return NOT_FOUND; // an undecodable key is an unknown key
   }
   if (hasForbiddenCharacter(key)) return { status: 400, body: { error: `the connection key in the path must not contain ${FORBIDDEN_CHARACTERS}` } };
-  if (!service.knows(key)) return NOT_FOUND;
+  // An unknown key: answered without reading the body (404; a removed connection's answer names it, see `setConnections`).
+  if (!service.knows(key)) return service.handle({ method: request.method, key, path: path.slice(slash) });
   let body: unknown;
   if (request.method.toUpperCase() === 'POST') {
     try {
