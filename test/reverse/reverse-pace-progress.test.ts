@@ -24,7 +24,7 @@ test('credit: progress gives back the turns taken since the last progress; no pr
   for (let i = 0; i < 3; i++) expect(delayOf(throttle.turn('a'))).toBe(0);
   expect(throttle.turn('a')).toEqual({ delayMs: 100, busy: true });
   throttle.credit('a'); // progress: the calls so far are forgiven
-  for (let i = 0; i < 3; i++) expect(throttle.turn('a')).toEqual({ delayMs: 0, busy: false }); // and the connection is not told to close
+  for (let i = 0; i < 3; i++) expect(throttle.turn('a')).toEqual({ delayMs: 0, busy: true }); // within the burst again, still told to close (faster than the pace)
   expect(delayOf(throttle.turn('a'))).toBe(100);
   now += 2000; // no progress for a while: a call faster than the pace is busy again
   throttle.turn('a');

@@ -15,8 +15,10 @@
  * a push page with items new to the push; read from the shared state, so every replica sees it)
  * does not count against the pace, and gives back the turns taken since the previous one (`credit`): a working daemon's item cycle (`hasmore`, `next`,
  * `succeded`, `readyfornext`: 4 calls) fits in the burst, so the pace never holds it back (the
- * kit's own daemon moves hundreds of items a second), and a connection that made progress in the
- * last second keeps its HTTP connection. A daemon asking for the same item again and again makes
+ * kit's own daemon moves hundreds of items a second). Calls faster than the pace are still told to
+ * close their HTTP connection (`busy`, on a clock the credit does not move), progress or not: a
+ * deployed daemon opens a client per call and never closes one, so a fast one would otherwise pile
+ * sockets up (the bindings skip the close for a client reusing its connection). A daemon asking for the same item again and again makes
  * no progress (an item the service gives up after `maxDeliveries` earns nothing either), so a
  * crash loop is still held to `perSecond`; progress is bounded by the items there are to move.
  *
@@ -51,8 +53,8 @@ export interface ThrottleCounts {
 
 export class CallThrottle {
   private readonly arrival = new Map<string, number>();
-  /** When each connection last made progress (`credit`). */
-  private readonly progress = new Map<string, number>();
+  /** The same clock without the progress credit: whether a connection calls faster than the pace at all (`busy`). */
+  private readonly raw = new Map<string, number>();
   private readonly counts = new Map<string, ThrottleCounts>();
 
   constructor(
@@ -76,11 +78,13 @@ export class CallThrottle {
       return { refused: true, retryAfterMs: Math.ceil(delayMs - maxDelayMs) };
     }
     this.arrival.set(connection, tat + interval);
+    const rawPrevious = this.raw.get(connection) ?? now;
+    this.raw.set(connection, Math.max(rawPrevious, now) + interval);
     if (delayMs > 0) {
       counts.delayed++;
       counts.delayedMs += delayMs;
     }
-    return { delayMs, busy: previous > now && !(now - (this.progress.get(connection) ?? -Infinity) < 1000) };
+    return { delayMs, busy: rawPrevious > now };
   }
 
   /**
@@ -90,7 +94,6 @@ export class CallThrottle {
   credit(connection: string): void {
     if (this.config.perSecond <= 0) return;
     const now = this.clock();
-    this.progress.set(connection, now);
     const tat = this.arrival.get(connection);
     if (tat !== undefined && tat > now) this.arrival.set(connection, now);
   }
