@@ -4,7 +4,8 @@
  * calling through it, so that its calls alternate between them, mid-transaction included. It must
  * get the answers one process would give: every item pulled once and pushed back once. Then a
  * `kill -9` of one replica mid-transaction: the proxy sends everything to the survivor, which
- * finishes with nothing lost or doubled (no erased queue, no lost push page).
+ * finishes with nothing lost or doubled (no erased queue, no lost push page): mid-pull (the CLI
+ * daemon) and mid-push (the library daemon, pages of 10).
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createSqlAdapter, dropSqlReverseState } from '../../adapters/sql';
-import { demoOrderCount } from '../../lib/demo';
+import { createMemoryAdapter } from '../../adapters/memory';
+import { demoCatalog, demoOrderCount } from '../../lib/demo';
+import { createDaemon } from '../../lib/reverse';
 import { runCli, spawnCli } from '../cli/cli-process';
 import { startServer, waitUntil, lastJsonLine, crashTraces, reverseStatus, type CliServer } from '../faults/fault-kit';
 import { DATABASE_URLS, describeDatabase, uniquePrefix, type ServerKind } from '../adapters/sql-databases';
@@ -78,6 +81,10 @@ const SETUPS: Setup[] = [
   { label: 'Redis state, PostgreSQL items', items: 'postgres', redisState: true },
 ];
 
+/** The `--table-prefix` a replica was started with. */
+const prefixes = new WeakMap<CliServer, string>();
+const tablePrefixOf = async (s: CliServer) => prefixes.get(s)!;
+
 function replicaSuite(setup: Setup): void {
   const dir = mkdtempSync(join(tmpdir(), 'sb-replicas-'));
   const started: CliServer[] = [];
@@ -89,7 +96,7 @@ function replicaSuite(setup: Setup): void {
   });
 
   /** Two replicas over fresh shared tables (and Redis keys); the first seeds the demo catalog and queues pull, pull, push. */
-  async function replicas(products: number, name: string): Promise<CliServer[]> {
+  async function replicas(products: number, name: string, demo = true): Promise<CliServer[]> {
     const prefix = uniquePrefix();
     const base = ['reverse-service', '--adapter', DATABASE_URLS[setup.items], '--table-prefix', prefix, '--name', name, ...(setup.redisState ? ['--state', REDIS_URL] : [])];
     cleanups.push(async () => {
@@ -106,10 +113,12 @@ function replicaSuite(setup: Setup): void {
         await redis.quit();
       });
     }
-    const first = await startServer([...base, '--demo', String(products)], env);
+    const first = await startServer(demo ? [...base, '--demo', String(products)] : base, env);
     started.push(first);
     const second = await startServer(base, env);
     started.push(second);
+    prefixes.set(first, prefix);
+    prefixes.set(second, prefix);
     return [first, second];
   }
 
@@ -167,6 +176,33 @@ function replicaSuite(setup: Setup): void {
     expect({ products: await sink.products.count({ signal: AbortSignal.timeout(5000) }), orders: await sink.orders.count({ signal: AbortSignal.timeout(5000) }) }).toEqual({ products, orders });
     await sink.close();
     expect(crashTraces(b.stderr() + daemon.stderr())).toEqual([]);
+  }, 180_000);
+
+  test(`${setup.label}: kill -9 of a replica mid-push (pages of 10 alternating): every item received once, the store holds the catalog once`, async () => {
+    const products = 300;
+    const orders = demoOrderCount(products);
+    const name = `rp_${Date.now().toString(36)}`;
+    const [a, b] = await replicas(products, name, false);
+    const queued = await fetch(`${a.url}/connections/${name}/queue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"push"}' });
+    expect(queued.status).toBe(200);
+    const proxy = await roundRobin([a.url, b.url]);
+    // The kit's daemon in this process (pages of 10, so that the push spans many calls on both replicas).
+    const daemon = createDaemon({ serviceUrl: proxy.url, connectionKey: KEY, adapter: createMemoryAdapter(demoCatalog(products)), pollIntervalMs: 20, pageItems: 10 });
+    const run = daemon.runOnce();
+    await waitUntil('the push to receive 100 products', async () => (await reverseStatus(b.url, name)).products.received >= 100, 60_000);
+    await a.kill9();
+    const report = await run;
+    await proxy.close();
+    expect(proxy.dead.has(0)).toBe(true);
+    expect(report).toMatchObject({ ok: true, pushed: { products, orders } });
+    const view = await reverseStatus(b.url, name);
+    expect(view.products).toMatchObject({ received: products, refused: 0 });
+    expect(view.orders).toMatchObject({ received: orders, refused: 0 });
+    expect(view.transactions.map((t: { outcome: string; kind: string; items: unknown }) => [t.kind, t.outcome, t.items])).toEqual([['push', 'finished', { products, orders }]]);
+    const store = await createSqlAdapter({ connection: DATABASE_URLS[setup.items], tablePrefix: await tablePrefixOf(b), migrate: false });
+    expect({ products: await store.products.count({ signal: AbortSignal.timeout(5000) }), orders: await store.orders.count({ signal: AbortSignal.timeout(5000) }) }).toEqual({ products, orders });
+    await store.close();
+    expect(crashTraces(b.stderr())).toEqual([]);
   }, 180_000);
 }
 
