@@ -2,7 +2,10 @@
  * The replica invariant as a property: a daemon whose calls go to two services over one state
  * store, in any order fast-check picks (and with the services' caches warm or cold), ends with the
  * same report and the same connection state as a daemon talking to one service. In process (Fetch
- * handlers, a memory state store and one shared catalog), so that many interleavings run.
+ * handlers, a memory state store and one shared catalog), so that many interleavings run. This is
+ * the per-call re-read of the state (a service that loaded it once per process answered such a
+ * daemon 409, issue 22); the daemon waits for each answer, so the compare-and-set that guards
+ * concurrent calls is tested in reverse-replicas-stores.test.ts (which fails without it).
  */
 import fc from 'fast-check';
 import { createMemoryAdapter } from '../../adapters/memory';
