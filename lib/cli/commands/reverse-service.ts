@@ -175,6 +175,8 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
     connections,
     dialect: parsed.dialect as DialectName,
     stateStore,
+    // Memory state is this process's alone: no replica can change it, so no read before each call.
+    stateShared: parsed.state !== 'memory' && !(parsed.state === undefined && !isSqlAdapter(adapter)),
     leaseMs: parsed.leaseMs,
     transactionIdleMs: parsed.expireMs,
     maxDeliveries: parsed.maxDeliveries,

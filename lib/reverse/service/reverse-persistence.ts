@@ -94,7 +94,9 @@ export class ConnectionPersistence {
    * transaction's item lists and received pages are read (only those not read before: they are
    * written once and never changed, so a kept copy stays right).
    */
-  async fresh(machineConfig: Partial<MachineConfig>, cached?: LoadedConnection): Promise<LoadedConnection> {
+  async fresh(machineConfig: Partial<MachineConfig>, cached?: LoadedConnection, shared = true): Promise<LoadedConnection> {
+    // One process only (`stateShared: false`): what is in memory is what is stored.
+    if (cached && !shared) return cached;
     const head = await this.store.read([this.key('state'), this.key('sample')]);
     const stateText = head.get(this.key('state')) ?? null;
     if (cached && cached.stored === stateText) return cached;

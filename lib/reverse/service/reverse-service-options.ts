@@ -66,6 +66,13 @@ export interface ReverseServiceOptions {
    * SQL adapter's database, `createRedisStateStore(redis)` in Redis.
    */
   readonly stateStore?: ReverseStateStore;
+  /**
+   * Whether other services may write the state store too (replicas). Then each call reads the
+   * connection's state record first (one keyed read) and writes guarded by it. `false` (one process
+   * only) skips that read while the connection is in memory. Default: `true`, except for the memory
+   * store the service creates itself (nothing else can reach it).
+   */
+  readonly stateShared?: boolean;
   /** How long an item handed out by `next` stays reserved (ms). Default 60 000. */
   readonly leaseMs?: number;
   /** A running transaction with no daemon call for this long ends as `expired`, so the queue moves on (ms). Default 900 000 (15 min). */
@@ -128,6 +135,8 @@ export interface ServiceConfig {
   readonly stateStore: ReverseStateStore;
   /** Whether the service created the state store (and closes it). */
   readonly ownsStateStore: boolean;
+  /** Whether other services may write the state store (`stateShared`). */
+  readonly stateShared: boolean;
   readonly leaseMs: number;
   readonly transactionIdleMs: number;
   readonly sampleKeep: number;
@@ -173,6 +182,7 @@ const parseOptions = defineOptions('createReverseService', {
   adapterFor: opt.fn<NonNullable<ReverseServiceOptions['adapterFor']>>('a function of a connection returning its adapter').optional(),
   connections: z.array(ConnectionSchema, { error: 'must be a non-empty array of keys or {key, name, dialect}' }).min(1, 'must be a non-empty array of keys or {key, name, dialect}'),
   dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  stateShared: z.boolean({ error: 'must be true or false' }).optional(),
   stateStore: opt.object<ReverseStateStore>('a ReverseStateStore ({read, write})', (v) => typeof (v as ReverseStateStore).read === 'function' && typeof (v as ReverseStateStore).write === 'function').optional(),
   leaseMs: duration('ms'),
   transactionIdleMs: duration('ms'),
@@ -218,6 +228,7 @@ export function parseServiceOptions(options: ReverseServiceOptions): ServiceConf
     defaultDialect: dialect,
     stateStore: o.stateStore ?? createMemoryStateStore(),
     ownsStateStore: o.stateStore === undefined,
+    stateShared: o.stateShared ?? o.stateStore !== undefined,
     leaseMs: o.leaseMs ?? 60_000,
     transactionIdleMs: o.transactionIdleMs ?? 900_000,
     sampleKeep: o.sampleKeep ?? 10,

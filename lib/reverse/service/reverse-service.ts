@@ -301,7 +301,7 @@ class ReverseServiceCore implements ReverseService {
 
   private async load(r: Runtime): Promise<LoadedConnection> {
     try {
-      return (r.loaded = await r.persistence.fresh(this.machineConfig, r.loaded));
+      return (r.loaded = await r.persistence.fresh(this.machineConfig, r.loaded, this.config.stateShared));
     } catch (err) {
       throw new ReverseStateError(r.config.name, 'load', { cause: err });
     }
