@@ -2,7 +2,10 @@
  * The reverse service's state store in the SQL adapter's own database: one key-value table,
  * `<prefix>reverse_state (k primary key, v text)`, beside the adapter's item tables (same prefix,
  * same PostgreSQL schema). Batches are one transaction, so a crash never leaves half a call's
- * changes. The table is created on open when missing (`create table if not exists`); the adapter's
+ * changes. `writeIf` is a conditional `UPDATE … WHERE k = ? AND v = ?` (or an insert that does
+ * nothing when the key exists) at the start of that transaction: the row lock it takes holds off
+ * another replica's batch until this one commits, and a batch whose guard no longer matches
+ * changes nothing. The table is created on open when missing (`create table if not exists`); the adapter's
  * own migrations are not involved.
  *
  * @example
@@ -14,7 +17,7 @@
  * ```
  */
 import type { Kysely, RawBuilder } from 'kysely';
-import type { ReverseStateStore, StateChange } from '../../lib/reverse/service/reverse-state-store';
+import type { ReverseStateStore, StateChange, StateGuard } from '../../lib/reverse/service/reverse-state-store';
 import { InvalidOptionError } from '../../lib/errors';
 import type { SqlAdapter } from './sql-adapter';
 import { loadKysely, SQL_DIALECTS } from './sql-dialects';
@@ -51,6 +54,14 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
 
   const upsert = (k: string, v: string): RawBuilder<unknown> => dialect.upsertKeyValue(table, k, v);
 
+  /** Applies the changes inside `trx`. */
+  const apply = async (trx: Kysely<any>, changes: readonly StateChange[]) => {
+    for (const change of changes) {
+      if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
+      else await upsert(change.key, change.value).execute(trx);
+    }
+  };
+
   return {
     // Driver failures become StorageError (disk full, connection lost, …): the service's log names the cause.
     read: (keys) =>
@@ -66,13 +77,44 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
     async write(changes: readonly StateChange[]) {
       if (changes.length === 0) return;
       await storageFailures(() =>
-        inTransaction(db, undefined, async (trx) => {
-          for (const change of changes) {
-            if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
-            else await upsert(change.key, change.value).execute(trx);
-          }
-        }),
+        inTransaction(db, undefined, (trx) => apply(trx, changes)),
       );
+    },
+    async writeIf(guard: StateGuard, changes: readonly StateChange[]): Promise<boolean> {
+      const own = changes.filter((c) => c.key === guard.key).at(-1);
+      const rest = changes.filter((c) => c.key !== guard.key);
+      let conflict = false;
+      try {
+        await storageFailures(() =>
+          inTransaction(db, undefined, async (trx) => {
+            // The guard first: it locks the state row (or claims its key) for the rest of the batch.
+            let claimed: bigint | undefined;
+            if (guard.expected === null) {
+              const value = own?.value ?? null;
+              if (value === null) throw new Error('writeIf: a batch guarded by an absent key must create it');
+              const insert =
+                kind === 'mysql'
+                  ? // Not `on duplicate key update k = k`: mysql2 connects with CLIENT_FOUND_ROWS, which counts that no-op as a row.
+                    sql`insert ignore into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${guard.key}, ${value})`
+                  : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${guard.key}, ${value}) on conflict (${sql.id('k')}) do nothing`;
+              claimed = (await insert.execute(trx)).numAffectedRows;
+            } else if (own && own.value !== null) {
+              claimed = (await sql`update ${table} set ${sql.id('v')} = ${own.value} where ${sql.id('k')} = ${guard.key} and ${sql.id('v')} = ${guard.expected}`.execute(trx)).numAffectedRows;
+            } else {
+              claimed = (await sql`delete from ${table} where ${sql.id('k')} = ${guard.key} and ${sql.id('v')} = ${guard.expected}`.execute(trx)).numAffectedRows;
+            }
+            if (!claimed || claimed < 1n) {
+              conflict = true;
+              throw new Error('writeIf: the guard does not match');
+            }
+            await apply(trx, rest);
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (conflict) return false;
+        throw err;
+      }
     },
   };
 }

@@ -81,10 +81,11 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "createSyncQueue", "createSyncWorker", "runSync", "runsFileBeside", "syncHealthHandler", "syncLogObserver",
   ],
   "./reverse": [
-    "FAILURE_CODES", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",
+    "FAILURE_CODES", "REGISTRY_NAME", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",
     "ReverseStalledError", "ReverseStateError", "ReverseTransportError", "UnknownConnectionError",
-    "createDaemon", "createMemoryStateStore", "createRedisStateStore", "createReverseFetchHandler",
-    "createReverseNodeHandler", "createReverseService", "createReverseServiceRouter",
+    "createDaemon", "createFileRegistry", "createMemoryStateStore", "createRedisStateStore", "createReverseFetchHandler",
+    "createReverseNodeHandler", "createReverseService", "createReverseServiceRouter", "followRegistry",
+    "parseConnectionsFile",
   ],
   "./conformance": [
     "ADAPTER_CONFORMANCE_TESTS", "PAGE_BYTES_LIMIT", "PAGE_TIME_LIMIT_MS", "checkEndpoints",
@@ -102,7 +103,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
   ],
   "./adapters/sql": [
     "SqlAdapter", "SqlConnectError", "SqlDriverUnavailableError", "SqlDuplicateKeysError", "SqlEntityStore",
-    "createSqlAdapter", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
+    "createSqlAdapter", "createSqlConnectionRegistry", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
     "migrateSqlSchema", "openSqlAdapter", "redactConnectionSpec",
   ],
   "./adapters/mapped": [
