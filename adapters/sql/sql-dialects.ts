@@ -83,6 +83,10 @@ export interface SqlDialect {
   readonly keepNewest: (table: string, column: string, newer: (n: string, o: string) => string) => string;
   /** Insert or replace `v` under the primary key `k` (two columns named `k` and `v`). */
   readonly upsertKeyValue: (table: RawBuilder<unknown>, k: string, v: string) => RawBuilder<unknown>;
+  /** Insert a row, or update its other columns when its primary key (`key`, the first column of `row`'s keys named by it) exists. */
+  readonly upsertRow: (table: RawBuilder<unknown>, key: string, row: Readonly<Record<string, unknown>>) => RawBuilder<unknown>;
+  /** Insert `v` under `k` unless `k` exists (then nothing changes, and no row counts as affected). */
+  readonly insertKeyValueIfAbsent: (table: RawBuilder<unknown>, k: string, v: string) => RawBuilder<unknown>;
   /** A unique-key violation: another writer created the same key first. */
   readonly isUniqueViolation: (err: unknown) => boolean;
   /** A deadlock or serialization failure (or SQLite's busy lock): the database rolled back; retrying is safe. */
@@ -111,6 +115,27 @@ function keepNewestWhereExists(q: (id: string) => string): SqlDialect['keepNewes
   };
 }
 
+/** The column list and value list of an insert of `row`. */
+const insertParts = (row: Readonly<Record<string, unknown>>) => {
+  const sql = sqlOf();
+  const names = Object.keys(row);
+  return { names, columns: sql.join(names.map((n) => sql.id(n))), values: sql.join(names.map((n) => row[n])) };
+};
+
+/** `insert … on conflict (key) do update set …` (SQLite and PostgreSQL). */
+const upsertRowOnConflict: SqlDialect['upsertRow'] = (table, key, row) => {
+  const sql = sqlOf();
+  const { names, columns, values } = insertParts(row);
+  const set = sql.join(names.filter((n) => n !== key).map((n) => sql`${sql.id(n)} = excluded.${sql.id(n)}`));
+  return sql`insert into ${table} (${columns}) values (${values}) on conflict (${sql.id(key)}) do update set ${set}`;
+};
+
+/** `insert … on conflict (k) do nothing` (SQLite and PostgreSQL). */
+const insertOnConflictDoNothing: SqlDialect['insertKeyValueIfAbsent'] = (table, k, v) => {
+  const sql = sqlOf();
+  return sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do nothing`;
+};
+
 /** `insert … on conflict (k) do update` (SQLite and PostgreSQL). */
 const upsertOnConflict: SqlDialect['upsertKeyValue'] = (table, k, v) => {
   const sql = sqlOf();
@@ -138,6 +163,8 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
     docHasKeyText: (member) => sqlOf()<boolean>`json_type(${sqlOf().ref('doc')}, ${memberLiteral(member, '$.')}) = 'text'`,
     keepNewest: keepNewestWhereExists(doubleQuoted),
     upsertKeyValue: upsertOnConflict,
+    upsertRow: upsertRowOnConflict,
+    insertKeyValueIfAbsent: insertOnConflictDoNothing,
     isUniqueViolation: (err) => {
       const { code } = errorCode(err);
       return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
@@ -168,6 +195,8 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
       sqlOf()<boolean>`json_typeof(${sqlOf().ref('doc')}::json -> ${memberLiteral(member)}) = 'string' and strpos((${sqlOf().ref('doc')}::json -> ${memberLiteral(member)})::text, ${'\\u0000'}) = 0`,
     keepNewest: keepNewestWhereExists(doubleQuoted),
     upsertKeyValue: upsertOnConflict,
+    upsertRow: upsertRowOnConflict,
+    insertKeyValueIfAbsent: insertOnConflictDoNothing,
     isUniqueViolation: (err) => errorCode(err).code === '23505',
     isTransientConflict: (err) => {
       const { code } = errorCode(err);
@@ -219,6 +248,17 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
     upsertKeyValue: (table, k, v) => {
       const sql = sqlOf();
       return sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on duplicate key update ${sql.id('v')} = values(${sql.id('v')})`;
+    },
+    upsertRow: (table, key, row) => {
+      const sql = sqlOf();
+      const { names, columns, values } = insertParts(row);
+      const set = sql.join(names.filter((n) => n !== key).map((n) => sql`${sql.id(n)} = values(${sql.id(n)})`));
+      return sql`insert into ${table} (${columns}) values (${values}) on duplicate key update ${set}`;
+    },
+    // Not `on duplicate key update k = k`: mysql2 connects with CLIENT_FOUND_ROWS, which counts that no-op as a row.
+    insertKeyValueIfAbsent: (table, k, v) => {
+      const sql = sqlOf();
+      return sql`insert ignore into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v})`;
     },
     isUniqueViolation: (err) => {
       const { code, errno } = errorCode(err);

@@ -23,7 +23,7 @@ import type { ConnectionRegistry } from '../../lib/reverse/service/reverse-regis
 import { REGISTRY_NAME } from '../../lib/reverse/service/reverse-registry';
 import { digestOf, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
 import type { SqlAdapter } from './sql-adapter';
-import { loadKysely, type SqlKind } from './sql-dialects';
+import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
 import { storageFailures } from './sql-failures';
 
@@ -42,7 +42,6 @@ export interface SqlConnectionRegistry extends ConnectionRegistry {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-const KEY_TYPE: Record<SqlKind, string> = { sqlite: 'text', postgres: 'text collate "C"', mysql: 'varchar(64) character set ascii collate ascii_bin' };
 
 export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: SqlConnectionRegistryOptions = {}): Promise<SqlConnectionRegistry> {
   const { sql } = loadKysely();
@@ -50,8 +49,10 @@ export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: 
   const name = options.table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_connections`;
   if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
   const table = adapter.tables.schema ? sql.id(adapter.tables.schema, name) : sql.id(name);
-  const t = KEY_TYPE[adapter.kind];
-  await sql`create table if not exists ${table} (${sql.id('name')} ${sql.raw(t)} not null primary key, ${sql.id('key_digest')} ${sql.raw(t)} not null, ${sql.id('dialect')} ${sql.raw(t)})${sql.raw(adapter.kind === 'mysql' ? ' engine=InnoDB' : '')}`.execute(db);
+  const dialect = SQL_DIALECTS[adapter.kind];
+  // Every column holds short ASCII (a registry name, a hex digest, a dialect name): the digest column's type fits all three.
+  const t = dialect.columns.digest;
+  await sql`create table if not exists ${table} (${sql.id('name')} ${sql.raw(t)} not null primary key, ${sql.id('key_digest')} ${sql.raw(t)} not null, ${sql.id('dialect')} ${sql.raw(t)})${sql.raw(dialect.columns.tableSuffix)}`.execute(db);
   return {
     list: () =>
       storageFailures(async () => {
@@ -67,12 +68,9 @@ export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: 
       if (c.keyDigest !== undefined && !/^[0-9a-fA-F]{64}$/.test(c.keyDigest)) throw new InvalidOptionError('keyDigest', 'must be 64 hex digits (the SHA-256 of the key)');
       if (c.dialect !== undefined && !(DIALECT_NAMES as readonly string[]).includes(c.dialect)) throw new InvalidOptionError('dialect', `must be one of ${DIALECT_NAMES.join(', ')}`);
       const digest = c.key !== undefined ? digestOf(c.key).toString('hex') : c.keyDigest!.toLowerCase();
-      const dialect = c.dialect ?? null;
+      const connectionDialect = c.dialect ?? null;
       await storageFailures(() =>
-        (adapter.kind === 'mysql'
-          ? sql`insert into ${table} (${sql.id('name')}, ${sql.id('key_digest')}, ${sql.id('dialect')}) values (${c.name}, ${digest}, ${dialect}) on duplicate key update ${sql.id('key_digest')} = values(${sql.id('key_digest')}), ${sql.id('dialect')} = values(${sql.id('dialect')})`
-          : sql`insert into ${table} (${sql.id('name')}, ${sql.id('key_digest')}, ${sql.id('dialect')}) values (${c.name}, ${digest}, ${dialect}) on conflict (${sql.id('name')}) do update set ${sql.id('key_digest')} = excluded.${sql.id('key_digest')}, ${sql.id('dialect')} = excluded.${sql.id('dialect')}`
-        ).execute(db),
+        dialect.upsertRow(table, 'name', { name: c.name, key_digest: digest, dialect: connectionDialect }).execute(db),
       );
     },
     async remove(n) {

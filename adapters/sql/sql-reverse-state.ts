@@ -92,12 +92,7 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
             if (guard.expected === null) {
               const value = own?.value ?? null;
               if (value === null) throw new Error('writeIf: a batch guarded by an absent key must create it');
-              const insert =
-                kind === 'mysql'
-                  ? // Not `on duplicate key update k = k`: mysql2 connects with CLIENT_FOUND_ROWS, which counts that no-op as a row.
-                    sql`insert ignore into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${guard.key}, ${value})`
-                  : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${guard.key}, ${value}) on conflict (${sql.id('k')}) do nothing`;
-              claimed = (await insert.execute(trx)).numAffectedRows;
+              claimed = (await dialect.insertKeyValueIfAbsent(table, guard.key, value).execute(trx)).numAffectedRows;
             } else if (own && own.value !== null) {
               claimed = (await sql`update ${table} set ${sql.id('v')} = ${own.value} where ${sql.id('k')} = ${guard.key} and ${sql.id('v')} = ${guard.expected}`.execute(trx)).numAffectedRows;
             } else {
