@@ -14,6 +14,7 @@ import {
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
+  type SortKey,
   type StoreAdapter,
   type UpsertResult,
   type WriteOptions,
@@ -121,6 +122,16 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
   async list(options: ListOptions): Promise<RawJsonItem[]> {
     const rows = (await abortable(options.signal, () => this.listQuery(options).execute())) as Row[];
     return rows.map((r) => rawJson(text(r._id), Number(r.last_updated), r.doc));
+  }
+
+  /** The keys alone: the documents are never read (the list index covers `(last_updated, _id)`). */
+  async listKeys({ sortorder, limit, offset = 0, after, signal }: ListOptions): Promise<SortKey[]> {
+    let q = this.scoped(this.db).selectFrom(this.table).select(['_id', 'last_updated']);
+    if (after) q = q.where(keysetPredicate(this.config.kind, sortorder, after));
+    q = q.orderBy('last_updated', sortorder).orderBy('_id', sortorder).limit(limit);
+    if (!after && offset > 0) q = q.offset(offset);
+    const rows = (await abortable(signal, () => q.execute())) as Row[];
+    return rows.map((r) => ({ _id: text(r._id), last_updated: Number(r.last_updated) }));
   }
 
   async count(options: SignalOptions): Promise<number> {

@@ -29,7 +29,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "IDEMPOTENCY_KEY_HEADER", "ITEM_SCHEMAS", "IdSchema", "IdempotencyKeySchema", "InitializeBodySchema",
     "IntegerSchema", "IntegerStringSchema",
     "ItemIdParameter", "JobIdParameter", "KEY_HEADERS", "LIST_QUERY", "MAPPED_BUYER_ID_MIN", "MAX_BODY_VALUES", "MAX_ID_LENGTH",
-    "MAX_JSON_DEPTH", "MAX_WRITE_ARRAY_ITEMS", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
+    "MAX_JSON_DEPTH", "MAX_STUB_PAGE_SIZE", "MAX_WRITE_ARRAY_ITEMS", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
     "ORDER_STATUSES", "OkSchema", "OrderByIdResponseSchema", "OrderItemSchema",
     "OrderListResponseSchema", "OrderSchema", "OrderWriteBodySchema", "OrderWriteSuccessSchema",
     "PING_STATUSES", "PUSH_STRATEGIES", "PagingSchema", "PingSchema", "PriceSchema",
