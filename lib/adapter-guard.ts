@@ -73,6 +73,8 @@ export interface GuardOptions {
 export interface GuardedEntityStore<E extends Entity> {
   readonly entity: E;
   list(options: ListOptions): Promise<ListedItem<ItemOf<E>>[]>;
+  /** The keys of the page `list` would return: the adapter's `listKeys`, else its `list`'s keys. Checked for order and limit. */
+  listKeys(options: ListOptions): Promise<SortKey[]>;
   count(options: SignalOptions): Promise<number>;
   get(id: string, options: SignalOptions): Promise<ItemOf<E> | undefined>;
   upsert(item: ItemOf<E>, options: WriteOptions): Promise<UpsertResult<ItemOf<E>>>;
@@ -243,6 +245,29 @@ class EntityGuard<E extends Entity> implements GuardedEntityStore<E> {
       }
       prev = listed;
       out.push(listed);
+    });
+    return out;
+  }
+
+  async listKeys(opts: ListOptions): Promise<SortKey[]> {
+    const store = this.store;
+    if (!store.listKeys) return (await this.list(opts)).map((x) => ({ _id: x._id, last_updated: x.last_updated }));
+    const op = `${this.entity}.listKeys`;
+    const raw = await call(op, opts.signal, () => store.listKeys!(opts));
+    if (!Array.isArray(raw)) throw new AdapterContractError(op, 'did not return an array');
+    if (raw.length > opts.limit) throw new AdapterContractError(op, `returned ${raw.length} keys for a limit of ${opts.limit}`);
+    const sign = opts.sortorder === 'asc' ? 1 : -1;
+    let prev: SortKey | undefined = opts.after;
+    const out: SortKey[] = [];
+    raw.forEach((x: SortKey, i: number) => {
+      if (!x || typeof x !== 'object') throw new AdapterContractError(op, `key ${i} is not an object`);
+      checkKey(op, x, `key ${i}`);
+      const key = { _id: x._id, last_updated: x.last_updated };
+      if (prev && sign * compareKeys(key, prev) <= 0) {
+        throw new AdapterContractError(op, `key ${i} ("${key._id}") is out of ${opts.sortorder} order (sort key is (last_updated, _id))`);
+      }
+      prev = key;
+      out.push(key);
     });
     return out;
   }

@@ -84,6 +84,10 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
     return out;
   }
 
+  async listKeys(options: ListOptions): Promise<SortKey[]> {
+    return (await this.list(options)).map((r) => ({ _id: r._id, last_updated: r.last_updated }));
+  }
+
   async count(options?: SignalOptions): Promise<number> {
     options?.signal?.throwIfAborted();
     return this.sorted.length;

@@ -10,3 +10,4 @@ export { redactConnectionSpec, type ConnectionOptions, type SqlConnectionSpec } 
 export { migrateSqlSchema, dropSqlSchema, SqlDuplicateKeysError, type SqlTableNames } from './sql-migrations';
 export { SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 export { createSqlReverseStateStore, dropSqlReverseState, type SqlReverseStateOptions } from './sql-reverse-state';
+export { createSqlConnectionRegistry, type SqlConnectionRegistry, type SqlConnectionRegistryOptions } from './sql-reverse-registry';

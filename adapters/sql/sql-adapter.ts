@@ -14,21 +14,14 @@ import {
   type ListOptions,
   type RawJsonItem,
   type SignalOptions,
+  type SortKey,
   type StoreAdapter,
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
 import type { Entity, Order, Product } from '../../lib/contract/webhook';
 import { DuplicateKeyError, InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
-import {
-  isTransientConflict,
-  keysetPredicate,
-  loadKysely,
-  MYSQL_MAX_SKU_BYTES,
-  SQL_KINDS,
-  SqlDriverUnavailableError,
-  type SqlKind,
-} from './sql-dialects';
+import { keysetPredicate, loadKysely, SQL_DIALECTS, SQL_KINDS, SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 import { dropSqlSchema, migrateSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';
 import { connectKysely, parseSqlSpec, redactConnectionSpec, type ConnectionOptions } from './sql-connect';
 import { abortable, columnText as text, detectSqlKind as detectKind, runWriteTransaction } from './sql-run';
@@ -71,7 +64,7 @@ function parseConfig(options: SqlAdapterOptions, kind: SqlKind, created: boolean
   }
   const schema = options.schema;
   if (schema !== undefined) {
-    if (kind !== 'postgres') throw new InvalidOptionError('schema', 'is supported on PostgreSQL only (use tablePrefix)');
+    if (!SQL_DIALECTS[kind].schemas) throw new InvalidOptionError('schema', 'is supported on PostgreSQL only (use tablePrefix)');
     if (!IDENTIFIER.test(schema) || schema.length > 63) throw new InvalidOptionError('schema', 'letters, digits and "_" only, at most 63 characters');
   }
   const maxWriteAttempts = options.maxWriteAttempts ?? 8;
@@ -131,6 +124,16 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
     return rows.map((r) => rawJson(text(r._id), Number(r.last_updated), r.doc));
   }
 
+  /** The keys alone: the documents are never read (the list index covers `(last_updated, _id)`). */
+  async listKeys({ sortorder, limit, offset = 0, after, signal }: ListOptions): Promise<SortKey[]> {
+    let q = this.scoped(this.db).selectFrom(this.table).select(['_id', 'last_updated']);
+    if (after) q = q.where(keysetPredicate(this.config.kind, sortorder, after));
+    q = q.orderBy('last_updated', sortorder).orderBy('_id', sortorder).limit(limit);
+    if (!after && offset > 0) q = q.offset(offset);
+    const rows = (await abortable(signal, () => q.execute())) as Row[];
+    return rows.map((r) => ({ _id: text(r._id), last_updated: Number(r.last_updated) }));
+  }
+
   async count(options: SignalOptions): Promise<number> {
     const row = await abortable(options.signal, () =>
       this.scoped(this.db).selectFrom(this.config.names.counts).select('n').where('entity', '=', this.entity).executeTakeFirst(),
@@ -144,7 +147,7 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
    * (which would fail with "invalid byte sequence for encoding UTF8: 0x00").
    */
   private neverStored(value: string): boolean {
-    return this.config.kind === 'postgres' && value.includes('\u0000');
+    return !SQL_DIALECTS[this.config.kind].textHoldsNul && value.includes('\u0000');
   }
 
   /** Refuses, before anything is written, items whose `_id` or `sku` this database cannot hold exactly. */
@@ -224,7 +227,7 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
     for (let i = 0; i < batch.length; i += BATCH_ROWS) {
       const ids = batch.slice(i, i + BATCH_ROWS).map((item) => item._id);
       let select = db.selectFrom(this.table).select(['_id', 'doc']).where('_id', 'in', ids);
-      if (this.config.kind !== 'sqlite') select = select.forUpdate();
+      if (SQL_DIALECTS[this.config.kind].rowLocks) select = select.forUpdate();
       for (const row of (await select.execute()) as Row[]) existing.set(text(row._id), row.doc);
     }
     const holders = await this.keyHolders(db, batch);
@@ -286,7 +289,8 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
   /** A key the column can hold, or NULL: none, or longer than MySQL's key column (the document keeps it). */
   private indexable(key: string | undefined): string | null {
     if (key === undefined) return null;
-    if (this.config.kind === 'mysql' && Buffer.byteLength(key) > MYSQL_MAX_SKU_BYTES) return null;
+    const max = SQL_DIALECTS[this.config.kind].maxKeyBytes;
+    if (max !== undefined && Buffer.byteLength(key) > max) return null;
     return key;
   }
 
@@ -317,7 +321,7 @@ export class SqlEntityStore<T extends { _id: string; last_updated?: number }> im
   private async writeOne(trx: Transaction<any>, item: T, options: WriteOptions): Promise<UpsertResult<T>> {
     const db = this.scoped(trx);
     let select = db.selectFrom(this.table).select('doc').where('_id', '=', item._id);
-    if (this.config.kind !== 'sqlite') select = select.forUpdate();
+    if (SQL_DIALECTS[this.config.kind].rowLocks) select = select.forUpdate();
     const row = await select.executeTakeFirst();
     const result = resolveWrite(row ? (JSON.parse(row.doc) as T) : undefined, item, options);
     if (!result.changed) return result;
@@ -395,7 +399,7 @@ class SqlIdempotencyStore implements IdempotencyStore {
     return writeTransaction(this.db, this.config, 'orders', signal, async (trx) => {
       const t = this.table(trx);
       let select = t.db.selectFrom(t.name).select(['fingerprint', 'expires_at', 'outcome']).where('key', '=', key);
-      if (this.config.kind !== 'sqlite') select = select.forUpdate();
+      if (SQL_DIALECTS[this.config.kind].rowLocks) select = select.forUpdate();
       const row = (await select.executeTakeFirst()) as IdempotencyRow | undefined;
       if (row && Number(row.expires_at) > now) return recordOf(row);
       const values = { fingerprint: record.fingerprint, expires_at: record.expiresAt, outcome: outcomeText(record) };
@@ -484,7 +488,7 @@ export class SqlAdapter implements StoreAdapter {
         // On SQLite each migration holds the database write lock (BEGIN IMMEDIATE): a process that
         // waited longer than busy_timeout for another one's gets SQLITE_BUSY, and tries again. On
         // PostgreSQL the migrator's catalog read fails when another program drops a table meanwhile.
-        const again = this.config.kind === 'sqlite' ? isTransientConflict('sqlite', err) : this.config.kind === 'postgres' && droppedMeanwhile(err, this.config.names);
+        const again = SQL_DIALECTS[this.config.kind].retryMigration(err, ownTables(this.config.names));
         if (!again || attempt >= 5) throw err;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
@@ -557,11 +561,9 @@ export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlA
   return adapter;
 }
 
-/** PostgreSQL's "relation … does not exist" about a table that is not this adapter's: someone else dropped it. */
-function droppedMeanwhile(err: unknown, names: SqlTableNames): boolean {
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if (code !== '42P01' || typeof message !== 'string') return false;
-  return !Object.values(names).some((name) => typeof name === 'string' && message.includes(`${name}"`));
+/** Every name of this adapter's tables (and its schema): a migration failing on one of them is not another program's doing. */
+function ownTables(names: SqlTableNames): string[] {
+  return Object.values(names).filter((name): name is string => typeof name === 'string');
 }
 
 /** The error `openSqlAdapter` throws when the database cannot be opened. Its message never holds a password. */

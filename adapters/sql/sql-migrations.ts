@@ -19,7 +19,7 @@ import type { Kysely, Migration, MigrationResultSet, MigratorProps, RawBuilder }
 import { uniqueKeyOf, UNIQUE_MEMBERS } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/webhook';
 import { StorebridgeError } from '../../lib/errors';
-import { COLUMN_TYPES, loadKysely, MYSQL_MAX_SKU_BYTES, type SqlKind } from './sql-dialects';
+import { loadKysely, SQL_DIALECTS, type SqlKind } from './sql-dialects';
 
 /** Physical names of the adapter's tables for one prefix / schema. */
 export interface SqlTableNames {
@@ -76,7 +76,6 @@ function uniqueColumn(entity: Entity, names: SqlTableNames): { table: string; co
 }
 
 /** The idempotency table's key columns: SHA-256 hex digests, 64 ASCII characters. */
-const DIGEST_COLUMN: Record<SqlKind, string> = { sqlite: 'text', postgres: 'text', mysql: 'varchar(64) character set ascii collate ascii_bin' };
 
 /** Text of a key column value (mysql2 returns VARBINARY as a Buffer). */
 const textOf = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
@@ -84,10 +83,11 @@ const textOf = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') 
 /** Every migration, by name (exported for tests that build an older schema). */
 export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<string, Migration> {
   const { sql } = loadKysely();
-  const t = COLUMN_TYPES[kind];
+  const dialect = SQL_DIALECTS[kind];
+  const t = dialect.columns;
   const table = (name: string) => (names.schema ? sql.id(names.schema, name) : sql.id(name));
   const raw = (text: string) => sql.raw(text);
-  const index = (name: string) => (names.schema && kind === 'postgres' ? sql.id(names.schema, name) : sql.id(name));
+  const index = (name: string) => (names.schema && dialect.schemas ? sql.id(names.schema, name) : sql.id(name));
 
   /**
    * Makes an entity's key column unique: refuses with `SqlDuplicateKeysError` while two items hold
@@ -102,7 +102,7 @@ export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<strin
     const duplicates = held.filter(isKey).sort((a, b) => b.count - a.count);
     if (duplicates.length > 0) throw new SqlDuplicateKeysError(name, column, duplicates, keepNewestStatement(kind, names.schema ? `${names.schema}.${name}` : name, column));
     for (const blank of held.filter((d) => !isKey(d))) await sql`update ${table(name)} set ${sql.id(column)} = null where ${sql.id(column)} = ${blank.value}`.execute(db);
-    if (oldIndex) await (kind === 'mysql' ? sql`drop index ${sql.id(oldIndex)} on ${table(name)}` : sql`drop index ${index(oldIndex)}`).execute(db);
+    if (oldIndex) await dialect.dropIndex(index(oldIndex), table(name)).execute(db);
     await sql`create unique index ${sql.id(`${name}_${column}`)} on ${table(name)} (${sql.id(column)})`.execute(db);
   }
 
@@ -142,7 +142,7 @@ export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<strin
     '0003-order-orderid-column': {
       async up(db: Kysely<any>) {
         await sql`alter table ${table(names.orders)} add ${sql.id('orderid')} ${raw(t.sku)} null`.execute(db);
-        await sql`update ${table(names.orders)} set ${sql.id('orderid')} = ${orderIdOfDoc(kind)} where ${hasTextOrderId(kind)}`.execute(db);
+        await sql`update ${table(names.orders)} set ${sql.id('orderid')} = ${dialect.docText('orderid')} where ${dialect.docHasKeyText('orderid')}`.execute(db);
       },
     },
     '0004-unique-order-orderid': {
@@ -151,8 +151,8 @@ export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<strin
     '0005-idempotency-keys': {
       async up(db: Kysely<any>) {
         await sql`create table ${table(names.idempotency)} (
-            ${sql.id('key')} ${raw(DIGEST_COLUMN[kind])} not null primary key,
-            ${sql.id('fingerprint')} ${raw(DIGEST_COLUMN[kind])} not null,
+            ${sql.id('key')} ${raw(t.digest)} not null primary key,
+            ${sql.id('fingerprint')} ${raw(t.digest)} not null,
             ${sql.id('expires_at')} ${raw(t.timestamp)} not null,
             ${sql.id('outcome')} ${raw(t.doc)} null
           )${raw(t.tableSuffix)}`.execute(db);
@@ -162,34 +162,12 @@ export function sqlMigrations(kind: SqlKind, names: SqlTableNames): Record<strin
   };
 }
 
-/** The document's `orderid`, as SQL (only asked where `hasTextOrderId` holds). */
-function orderIdOfDoc(kind: SqlKind): RawBuilder<unknown> {
-  const { sql } = loadKysely();
-  if (kind === 'sqlite') return sql`json_extract(${sql.ref('doc')}, '$.orderid')`;
-  if (kind === 'postgres') return sql`(${sql.ref('doc')}::json ->> 'orderid')`;
-  return sql`json_unquote(json_extract(${sql.ref('doc')}, '$.orderid'))`;
-}
-
-/**
- * Rows whose document has a string `orderid` the column can hold: not one with a NUL (PostgreSQL
- * text cannot; its `->>` fails on `\u0000`), not one over the MySQL key width.
- */
-function hasTextOrderId(kind: SqlKind): RawBuilder<boolean> {
-  const { sql } = loadKysely();
-  if (kind === 'sqlite') return sql<boolean>`json_type(${sql.ref('doc')}, '$.orderid') = 'text'`;
-  if (kind === 'postgres') {
-    return sql<boolean>`json_typeof(${sql.ref('doc')}::json -> 'orderid') = 'string' and strpos((${sql.ref('doc')}::json -> 'orderid')::text, ${'\\u0000'}) = 0`;
-  }
-  return sql<boolean>`json_type(json_extract(${sql.ref('doc')}, '$.orderid')) = 'STRING' and length(json_unquote(json_extract(${sql.ref('doc')}, '$.orderid'))) <= ${MYSQL_MAX_SKU_BYTES}`;
-}
-
 /** The statement `SqlDuplicateKeysError` suggests: the value stays on the newest item of each group (the sort key decides). */
 function keepNewestStatement(kind: SqlKind, table: string, column: string): string {
-  const q = (id: string) => (kind === 'mysql' ? `\`${id}\`` : id.split('.').map((part) => `"${part}"`).join('.'));
-  const [t, c] = [q(table), q(column)];
+  const { quote, keepNewest } = SQL_DIALECTS[kind];
+  const c = quote(column);
   const newer = (n: string, o: string) => `${n}.${c} = ${o}.${c} and (${n}.last_updated > ${o}.last_updated or (${n}.last_updated = ${o}.last_updated and ${n}._id > ${o}._id))`;
-  if (kind === 'mysql') return `update ${t} join (select o._id from ${t} o join ${t} n on ${newer('n', 'o')}) d on d._id = ${t}._id set ${t}.${c} = null;`;
-  return `update ${t} set ${c} = null where ${c} is not null and exists (select 1 from ${t} n where ${newer('n', t)});`;
+  return keepNewest(table, column, newer);
 }
 
 /**
@@ -199,7 +177,7 @@ function keepNewestStatement(kind: SqlKind, table: string, column: string): stri
  */
 export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: SqlTableNames): Promise<MigrationResultSet> {
   const { sql } = loadKysely();
-  if (names.schema && kind === 'postgres') await sql`create schema if not exists ${sql.id(names.schema)}`.execute(db);
+  if (names.schema && SQL_DIALECTS[kind].schemas) await sql`create schema if not exists ${sql.id(names.schema)}`.execute(db);
   const all = sqlMigrations(kind, names);
   const props = {
     provider: { getMigrations: async () => all },
@@ -212,7 +190,7 @@ export async function migrateSqlSchema(db: Kysely<any>, kind: SqlKind, names: Sq
   if (!done.error) return done;
   // Where one transaction held every pending migration, the refusal rolled them all back: run them
   // one at a time up to the refused one, which then fails alone.
-  if (!(done.error instanceof SqlDuplicateKeysError) || kind === 'mysql') throw done.error;
+  if (!(done.error instanceof SqlDuplicateKeysError) || !SQL_DIALECTS[kind].transactionalDdl) throw done.error;
   for (;;) {
     const step = await migrationRun(db, kind, props, 'up');
     if (step.error) throw step.error;
@@ -249,7 +227,7 @@ async function upToDate(db: Kysely<any>, names: SqlTableNames, expected: readonl
 async function migrationRun(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>, how: 'latest' | 'up'): Promise<MigrationResultSet> {
   const { Migrator, sql } = loadKysely();
   const run = (on: Kysely<any>) => (how === 'latest' ? new Migrator({ ...props, db: on }).migrateToLatest() : new Migrator({ ...props, db: on }).migrateUp());
-  if (kind !== 'sqlite') return run(db);
+  if (!SQL_DIALECTS[kind].migrationsLockDatabase) return run(db);
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
     let result: MigrationResultSet;

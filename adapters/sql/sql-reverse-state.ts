@@ -2,7 +2,10 @@
  * The reverse service's state store in the SQL adapter's own database: one key-value table,
  * `<prefix>reverse_state (k primary key, v text)`, beside the adapter's item tables (same prefix,
  * same PostgreSQL schema). Batches are one transaction, so a crash never leaves half a call's
- * changes. The table is created on open when missing (`create table if not exists`); the adapter's
+ * changes. `writeIf` is a conditional `UPDATE … WHERE k = ? AND v = ?` (or an insert that does
+ * nothing when the key exists) at the start of that transaction: the row lock it takes holds off
+ * another replica's batch until this one commits, and a batch whose guard no longer matches
+ * changes nothing. The table is created on open when missing (`create table if not exists`); the adapter's
  * own migrations are not involved.
  *
  * @example
@@ -14,10 +17,10 @@
  * ```
  */
 import type { Kysely, RawBuilder } from 'kysely';
-import type { ReverseStateStore, StateChange } from '../../lib/reverse/service/reverse-state-store';
+import type { ReverseStateStore, StateChange, StateGuard } from '../../lib/reverse/service/reverse-state-store';
 import { InvalidOptionError } from '../../lib/errors';
 import type { SqlAdapter } from './sql-adapter';
-import { loadKysely, type SqlKind } from './sql-dialects';
+import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
 import { inTransaction, storageFailures } from './sql-failures';
 
@@ -30,12 +33,6 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Keys per `IN (…)` list of a read. */
 const READ_BATCH = 500;
 
-const COLUMNS: Record<SqlKind, { key: string; value: string; suffix: string }> = {
-  sqlite: { key: 'text', value: 'text', suffix: '' },
-  // Byte order and exact equality for the keys, whatever the database's locale.
-  postgres: { key: 'text collate "C"', value: 'text', suffix: '' },
-  mysql: { key: 'varbinary(1024)', value: 'longtext character set utf8mb4 collate utf8mb4_bin', suffix: ' engine=InnoDB' },
-};
 
 /** The state table's name: `options.table`, else the adapter's table prefix + `reverse_state`. */
 function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): string {
@@ -46,18 +43,24 @@ function stateTableName(adapter: SqlAdapter, options: SqlReverseStateOptions): s
 export async function createSqlReverseStateStore(adapter: SqlAdapter, options: SqlReverseStateOptions = {}): Promise<ReverseStateStore> {
   const { sql } = loadKysely();
   const db: Kysely<any> = adapter.db;
-  const kind = adapter.kind;
+  const dialect = SQL_DIALECTS[adapter.kind];
   const names = adapter.tables;
   const name = stateTableName(adapter, options);
   if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
   const table = names.schema ? sql.id(names.schema, name) : sql.id(name);
-  const c = COLUMNS[kind];
-  await sql`create table if not exists ${table} (${sql.id('k')} ${sql.raw(c.key)} not null primary key, ${sql.id('v')} ${sql.raw(c.value)} not null)${sql.raw(c.suffix)}`.execute(db);
+  // Keys as the adapter's ids (byte order and exact equality, whatever the database's locale), values as its documents.
+  const c = dialect.columns;
+  await sql`create table if not exists ${table} (${sql.id('k')} ${sql.raw(c.id)} not null primary key, ${sql.id('v')} ${sql.raw(c.doc)} not null)${sql.raw(c.tableSuffix)}`.execute(db);
 
-  const upsert = (k: string, v: string): RawBuilder<unknown> =>
-    kind === 'mysql'
-      ? sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on duplicate key update ${sql.id('v')} = values(${sql.id('v')})`
-      : sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do update set ${sql.id('v')} = excluded.${sql.id('v')}`;
+  const upsert = (k: string, v: string): RawBuilder<unknown> => dialect.upsertKeyValue(table, k, v);
+
+  /** Applies the changes inside `trx`. */
+  const apply = async (trx: Kysely<any>, changes: readonly StateChange[]) => {
+    for (const change of changes) {
+      if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
+      else await upsert(change.key, change.value).execute(trx);
+    }
+  };
 
   return {
     // Driver failures become StorageError (disk full, connection lost, …): the service's log names the cause.
@@ -74,13 +77,39 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
     async write(changes: readonly StateChange[]) {
       if (changes.length === 0) return;
       await storageFailures(() =>
-        inTransaction(db, undefined, async (trx) => {
-          for (const change of changes) {
-            if (change.value === null) await sql`delete from ${table} where ${sql.id('k')} = ${change.key}`.execute(trx);
-            else await upsert(change.key, change.value).execute(trx);
-          }
-        }),
+        inTransaction(db, undefined, (trx) => apply(trx, changes)),
       );
+    },
+    async writeIf(guard: StateGuard, changes: readonly StateChange[]): Promise<boolean> {
+      const own = changes.filter((c) => c.key === guard.key).at(-1);
+      const rest = changes.filter((c) => c.key !== guard.key);
+      let conflict = false;
+      try {
+        await storageFailures(() =>
+          inTransaction(db, undefined, async (trx) => {
+            // The guard first: it locks the state row (or claims its key) for the rest of the batch.
+            let claimed: bigint | undefined;
+            if (guard.expected === null) {
+              const value = own?.value ?? null;
+              if (value === null) throw new Error('writeIf: a batch guarded by an absent key must create it');
+              claimed = (await dialect.insertKeyValueIfAbsent(table, guard.key, value).execute(trx)).numAffectedRows;
+            } else if (own && own.value !== null) {
+              claimed = (await sql`update ${table} set ${sql.id('v')} = ${own.value} where ${sql.id('k')} = ${guard.key} and ${sql.id('v')} = ${guard.expected}`.execute(trx)).numAffectedRows;
+            } else {
+              claimed = (await sql`delete from ${table} where ${sql.id('k')} = ${guard.key} and ${sql.id('v')} = ${guard.expected}`.execute(trx)).numAffectedRows;
+            }
+            if (!claimed || claimed < 1n) {
+              conflict = true;
+              throw new Error('writeIf: the guard does not match');
+            }
+            await apply(trx, rest);
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (conflict) return false;
+        throw err;
+      }
     },
   };
 }

@@ -6,16 +6,15 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import { InvalidOptionError } from '../../lib/errors';
-import { isTransientConflict, isUniqueViolation, loadKysely, type SqlKind } from './sql-dialects';
+import { loadKysely, SQL_DIALECTS, SQL_KINDS, type SqlKind } from './sql-dialects';
 import { asStorageError, inTransaction, storageFailures } from './sql-failures';
 
 /** The dialect of a Kysely instance, from its adapter class. */
 export function detectSqlKind(db: Kysely<any>): SqlKind {
   const k = loadKysely();
   const adapter = db.getExecutor().adapter;
-  if (adapter instanceof k.SqliteAdapter) return 'sqlite';
-  if (adapter instanceof k.PostgresAdapter) return 'postgres';
-  if (adapter instanceof k.MysqlAdapter) return 'mysql';
+  const kind = SQL_KINDS.find((kind) => adapter instanceof k[SQL_DIALECTS[kind].kyselyAdapter]);
+  if (kind) return kind;
   throw new InvalidOptionError('kind', 'cannot tell the dialect of this Kysely instance: pass kind: "sqlite" | "postgres" | "mysql"');
 }
 
@@ -57,7 +56,7 @@ export interface WriteTransactionOptions {
   /** Attempts in all (the first run and its retries). */
   readonly maxAttempts: number;
   /**
-   * SQLite only: a statement that takes the database write lock at once (a deferred `BEGIN` that
+   * Databases without row locks (SQLite): a statement that takes the database write lock at once (a deferred `BEGIN` that
    * read first could fail to upgrade its lock); other processes then wait on `busy_timeout`.
    */
   readonly lockSqlite?: (trx: Transaction<any>) => Promise<unknown>;
@@ -71,15 +70,17 @@ export interface WriteTransactionOptions {
  */
 export async function runWriteTransaction<R>(db: Kysely<any>, options: WriteTransactionOptions, fn: (trx: Transaction<any>) => Promise<R>): Promise<R> {
   const { kind, signal, maxAttempts, lockSqlite } = options;
+  const dialect = SQL_DIALECTS[kind];
   for (let attempt = 1; ; attempt++) {
     signal.throwIfAborted();
     try {
-      return await inTransaction(db, kind === 'sqlite' ? undefined : 'read committed', async (trx) => {
-        if (kind === 'sqlite' && lockSqlite) await lockSqlite(trx);
+      // Row locks come with READ COMMITTED; without them (SQLite) the database's write lock is taken first.
+      return await inTransaction(db, dialect.rowLocks ? 'read committed' : undefined, async (trx) => {
+        if (!dialect.rowLocks && lockSqlite) await lockSqlite(trx);
         return fn(trx);
       });
     } catch (err) {
-      const again = isUniqueViolation(kind, err) || isTransientConflict(kind, err);
+      const again = dialect.isUniqueViolation(err) || dialect.isTransientConflict(err);
       if (again && attempt < maxAttempts) continue;
       throw asStorageError(err);
     }

@@ -4,13 +4,14 @@
  * (lib/adapter-registry.ts). Found by the CLI because it is `adapters/<name>/<name>-spec`.
  *
  * The adapter module, Kysely and the driver are required only in `open`, so matching a spec (or
- * printing `--help`) loads none of them.
+ * printing `--help`) loads none of them (the dialect table it reads its schemes from loads nothing).
  */
 import type { StoreAdapter } from '../../lib/adapter';
 import type { AdapterRegistration } from '../../lib/adapter-registry';
+import { SQL_DIALECTS, SQL_KINDS } from './sql-dialects';
 
 export const storebridgeAdapter: AdapterRegistration = {
-  prefix: ['sqlite', 'postgres', 'postgresql', 'mysql', 'mariadb'],
+  prefix: SQL_KINDS.flatMap((kind) => SQL_DIALECTS[kind].schemes),
   describe: 'sqlite:FILE | postgres:URL | mysql:URL',
   open(spec) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

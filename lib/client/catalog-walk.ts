@@ -12,6 +12,7 @@ import type { Paging, SortOrder } from '../contract/messages';
 import type { ListFilters } from '../contract/query';
 import { compareKeys, keyOf, type SortKey } from '../adapter';
 import { InvalidOptionError } from '../errors';
+import { MAX_STUB_PAGE_SIZE } from '../contract/limits';
 import { StorePagingError } from './client-errors';
 import { CompactStringSet } from './compact-string-set';
 import { linkedController } from './linked-abort';
@@ -70,6 +71,13 @@ export interface WalkOptions extends ListFilters {
   readonly signal?: AbortSignal;
   /** Called for every anomaly as it is seen. */
   readonly onAnomaly?: (anomaly: WalkAnomaly) => void;
+  /**
+   * Page size asked for (`limit`) once a page came back as stubs only (an ids-only list), on a
+   * serial walk (`concurrency` 1). Default `MAX_STUB_PAGE_SIZE` (10,000), what the kit's store
+   * allows for stub pages; a store that caps lower, or ignores `limit`, just sends fewer. `0`: keep
+   * the client's `pageSize`.
+   */
+  readonly stubPageSize?: number;
 }
 
 export interface WalkSummary {
@@ -93,7 +101,7 @@ export interface WalkSummary {
 }
 
 /** What the walk needs from the client: one list request. */
-export type FetchPage<T> = (query: { offset?: number; next?: string }, signal: AbortSignal) => Promise<ListPage<T>>;
+export type FetchPage<T> = (query: { offset?: number; next?: string; limit?: number }, signal: AbortSignal) => Promise<ListPage<T>>;
 
 const MAX_EMPTY_CURSOR_PAGES = 10;
 /** Offset pages in a row that bring only items already received: the store ignores `offset`. */
@@ -122,6 +130,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
   private started = false;
   /** Where an offset walk started (items before it count as received for the total check). */
   private baseOffset = 0;
+  /** `limit` for the next serial page: set once a page came back as stubs only (see `stubPageSize`). */
+  private stubLimit: number | undefined;
 
   constructor(
     readonly entity: E,
@@ -131,6 +141,8 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     const c = options.concurrency ?? 1;
     if (!Number.isSafeInteger(c) || c < 1 || c > 64) throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 64');
     if (!Number.isSafeInteger(options.jobid) || options.jobid < 0) throw new InvalidOptionError('jobid', 'must be a non-negative integer');
+    const sp = options.stubPageSize;
+    if (sp !== undefined && (!Number.isSafeInteger(sp) || sp < 0)) throw new InvalidOptionError('stubPageSize', 'must be a non-negative integer');
   }
 
   /** Items, each once, in the store's order. */
@@ -183,6 +195,10 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       this.checkOrder(entry.key, anomalies, normalisations);
       if (entry.item) fresh.push(entry.item);
       else freshStubs.push(entry.stub!);
+    }
+    if (this.stubLimit === undefined && page.stubs.length > 0 && page.items.length === 0 && (this.options.concurrency ?? 1) === 1) {
+      const size = this.options.stubPageSize ?? MAX_STUB_PAGE_SIZE;
+      if (size > 0) this.stubLimit = size;
     }
     s.pages++;
     s.items += fresh.length + freshStubs.length;
@@ -240,7 +256,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     let next = start;
     let emptyRun = 0;
     for (;;) {
-      const page = await this.fetchPage({ next }, signal);
+      const page = await this.fetchPage({ next, limit: this.stubLimit }, signal);
       const following = page.paging.next;
       const loop = following !== undefined && seenCursors.has(following);
       const accepted = this.accept(page, following === undefined || loop ? undefined : { next: following });
@@ -298,7 +314,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
       if (concurrency > 1 && page.totalKnown && position < total) {
         offset = yield* this.parallelRanges(position, total, widest, concurrency, signal);
       }
-      page = await this.fetchPage({ offset }, signal);
+      page = await this.fetchPage({ offset, limit: this.stubLimit }, signal);
     }
   }
 

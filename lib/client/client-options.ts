@@ -6,7 +6,8 @@ import { InvalidOptionError } from '../errors';
 import { defineOptions, opt } from '../options';
 import type { FetchLike } from '../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
-import { KEY_HEADERS } from '../contract/dialects';
+import { STORE_DIALECT } from '../contract/dialects';
+import { INTERFACE_LIMITS } from '../contract/limits';
 import type { WebhookOperation } from '../contract/webhook-routes';
 import { operationUrls } from './client-urls';
 import { entityOf } from '../contract/entities';
@@ -91,7 +92,7 @@ export interface StoreClientOptions {
   /** The connection's key, sent in every header of `keyHeaders` and nowhere else. */
   svcKey: string;
   /**
-   * The headers the key is sent in. Default both of the contract's `KEY_HEADERS`: `SvcKey` (the
+   * The headers the key is sent in. Default the store dialect's `keyHeaders` (both of `KEY_HEADERS`): `SvcKey` (the
    * spec's) and `C2SKey` (what the deployed service sends and deployed stores read), so stores of
    * either kind accept it.
    */
@@ -131,8 +132,10 @@ export interface ClientConfig {
   readonly pageSize: number | undefined;
 }
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 10_000_000;
+/** A call's time-out: the interface's "1 minute per request" (`INTERFACE_LIMITS.requestTimeMs`). */
+export const DEFAULT_TIMEOUT_MS = INTERFACE_LIMITS.requestTimeMs;
+/** Largest reply read: the interface's 10 MB page (`INTERFACE_LIMITS.maxPageBytes`, 10,000,000 bytes). */
+export const DEFAULT_MAX_RESPONSE_BYTES = INTERFACE_LIMITS.maxPageBytes;
 
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -184,7 +187,7 @@ export function parseClientOptions(options: StoreClientOptions): ClientConfig {
     urls,
     entities: ENTITIES.filter((e) => urls[entityOf(e).operations.list] !== undefined),
     svcKey,
-    keyHeaders: o.keyHeaders ?? KEY_HEADERS,
+    keyHeaders: o.keyHeaders ?? STORE_DIALECT.keyHeaders,
     timeoutMs: o.timeoutMs,
     totalBudgetMs: o.totalBudgetMs,
     maxResponseBytes: o.maxResponseBytes,

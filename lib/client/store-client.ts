@@ -178,7 +178,16 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     walk: (entity, walkOptions) =>
       new CatalogWalk(
         entity,
-        (query, signal) => list(entity, { ...listFiltersOf(walkOptions), sortorder: walkOptions.sortorder ?? 'asc', jobid: walkOptions.jobid, ...query, signal }),
+        // A stub page's `limit` never shrinks the pages below the client's own `pageSize`.
+        (query, signal) =>
+          list(entity, {
+            ...listFiltersOf(walkOptions),
+            sortorder: walkOptions.sortorder ?? 'asc',
+            jobid: walkOptions.jobid,
+            ...query,
+            limit: query.limit === undefined ? undefined : Math.max(query.limit, config.pageSize ?? 0),
+            signal,
+          }),
         walkOptions,
       ),
     probe: (r) => send(config, { ...r, accept: () => true, retryLimit: 0 }, stats),

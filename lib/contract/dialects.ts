@@ -1,6 +1,8 @@
 /**
- * Dialects: where the interface's text (`spec`) and the deployed Click2Sync system (`click2sync`)
- * disagree, a per-connection dialect chooses what the kit *emits*. What the kit *accepts* never
+ * Dialects, one object per side. The reverse side: where the interface's text (`spec`) and the
+ * deployed Click2Sync system (`click2sync`) disagree, a per-connection dialect (`DIALECTS`)
+ * chooses what the kit *emits*. The store side (`STORE_DIALECT`): every answer serves both peers,
+ * so the differences are emitted in both forms. What the kit *accepts* never
  * depends on the dialect: every form either peer sends is read (`readItem`, both key headers, ids
  * or natural keys in acknowledgements). docs/interface.md "Dialects" lists each difference with
  * its source; docs/reverse-connection.md "What the dialect sends" lists, member by member, the
@@ -59,8 +61,6 @@ export interface PulledItemForm {
 export interface Dialect {
   readonly name: DialectName;
   readonly summary: string;
-  /** The header a caller presents the key in (a store accepts every name in `KEY_HEADERS`). */
-  readonly keyHeader: (typeof KEY_HEADERS)[number];
   readonly pulled: PulledItemForm;
   /** The member a daemon puts in the acknowledgement path. */
   readonly ackId: { readonly [E in Entity]: AckIdMember<E> };
@@ -73,10 +73,22 @@ export interface Dialect {
 export const KEY_HEADERS = ['SvcKey', 'C2SKey'] as const;
 
 /**
- * The status members of `{P}/upstreamstatus`: the deployed daemons read `upstreamstatus`, the
- * spec and the public docs print `connectionstatus`. The service always answers both.
+ * The store side's dialect (the webhooks). Unlike the reverse side it is one object, not a choice:
+ * a store cannot tell who calls, so wherever the spec's form and the deployed one differ it emits
+ * both, and a caller sends what either kind of store reads. Each such rule is a member here.
  */
-export const UPSTREAM_STATUS_MEMBERS = ['upstreamstatus', 'connectionstatus'] as const;
+export const STORE_DIALECT = {
+  /** The headers a caller sends the key in, and a store reads it from, in this order (both: `KEY_HEADERS`). */
+  keyHeaders: KEY_HEADERS,
+  /** A write failure reason in both forms: the spec's `{msg}` and the deployed stores' `{message, code}`. */
+  reason: (text: string, code: number): { msg: string; message: string; code: number } => ({ msg: text, message: text, code }),
+  /**
+   * Characters no id the kit makes holds, and a write that introduces one is warned about: the
+   * deployed daemons concatenate ids into URLs unencoded (`#` starts a fragment, `?` a query, `/` a
+   * segment, `%` an escape; a space makes Java's `HttpPost` throw).
+   */
+  urlUnsafeIdCharacters: '#?/% ',
+} as const;
 
 /**
  * The interface text prints `push/products/finish` for the normal *order* finish too (a slip; the
@@ -89,15 +101,13 @@ export const PUSH_FINISH_SLIP: { readonly kind: 'push'; readonly path: Entity; r
 export const DIALECTS: { readonly [N in DialectName]: Dialect } = {
   spec: {
     name: 'spec',
-    summary: 'the interface as written: SvcKey, reverse items with string quantities and money and ISO dates, acknowledgements by _id',
-    keyHeader: 'SvcKey',
+    summary: 'the interface as written: reverse items with string quantities and money and ISO dates, acknowledgements by _id',
     pulled: { numbers: 'string', dates: 'iso', buyerId: 'text', buyerAddresses: false, otherids: false, otheridsType: 'storebridge', storeIds: false, lineProductsAsStoreKnows: false, rawSafeOrderIds: false },
     ackId: { products: '_id', orders: '_id' },
   },
   click2sync: {
     name: 'click2sync',
-    summary: 'Click2Sync as deployed: C2SKey, reverse items with numbers, epoch-ms dates, integer buyer ids and otherids, items under the ids the ERP gave them, acknowledgements by sku / orderid',
-    keyHeader: 'C2SKey',
+    summary: 'Click2Sync as deployed: reverse items with numbers, epoch-ms dates, integer buyer ids and otherids, items under the ids the ERP gave them, acknowledgements by sku / orderid',
     pulled: { numbers: 'number', dates: 'epoch-ms', buyerId: 'integer', buyerAddresses: true, otherids: true, otheridsType: 'storebridge', storeIds: true, lineProductsAsStoreKnows: true, rawSafeOrderIds: true },
     ackId: { products: 'sku', orders: 'orderid' },
   },
@@ -139,8 +149,12 @@ export function buyerIdAsInteger(id: string): number | undefined {
   return n < MAPPED_BUYER_ID_MIN ? n : undefined;
 }
 
-/** Whether an integer a daemon sent back is in the mapped range (to be looked up in the id map). */
-export function isMappedBuyerId(n: number): boolean {
+/**
+ * Whether an integer a daemon sent back is in the mapped range (to be looked up in the id map): a
+ * number, or the canonical decimal text the reader made of it (`"4503599627370496"`).
+ */
+export function isMappedBuyerId(n: number | string): boolean {
+  if (typeof n === 'string') return CANONICAL_INTEGER.test(n) && isMappedBuyerId(Number(n));
   return Number.isSafeInteger(n) && n >= MAPPED_BUYER_ID_MIN;
 }
 

@@ -53,3 +53,12 @@ export const MAX_BODY_VALUES = 1_000_000;
  * one write cost seconds.
  */
 export const MAX_WRITE_ARRAY_ITEMS = 10_000;
+
+/**
+ * Most stubs an ids-only list page (`listing: 'stubs'`) holds when the caller asks with `limit`:
+ * the store's `maxPageSize` is raised to this for stub pages. A stub is about 60 bytes, so 10,000
+ * of them are about 600 KB, far under the 10 MB page budget (which still applies), where 1,000
+ * whole items are about 2.3 MB. The kit's caller asks for it once a page came back as stubs, so a
+ * re-sync of 100,000 items walks 11 pages, not 1,000 (docs/wire-decisions.md "Ids-only listing").
+ */
+export const MAX_STUB_PAGE_SIZE = 10_000;

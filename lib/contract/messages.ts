@@ -81,10 +81,16 @@ export const OrderByIdResponseSchema = z.object({ order: OrderSchema });
 export const CONNECTION_STATUSES = ['waiting', 'initialized', 'finishing', 'finished'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 /**
- * `{P}/upstreamstatus` (and initialize replies): the same status under both names, since the deployed
- * daemons read `upstreamstatus` and the spec and the docs print `connectionstatus`.
+ * The status members of `{P}/upstreamstatus` (and of initialize replies), in the order a reader
+ * looks them up: the deployed daemons read `upstreamstatus`, the spec and the public docs print
+ * `connectionstatus`. Not a dialect choice: the service always answers both, the daemon reads either.
  */
-export const UpstreamStatusSchema = z.object({ upstreamstatus: z.enum(CONNECTION_STATUSES), connectionstatus: z.enum(CONNECTION_STATUSES) });
+export const UPSTREAM_STATUS_MEMBERS = ['upstreamstatus', 'connectionstatus'] as const;
+
+const connectionStatus = z.enum(CONNECTION_STATUSES);
+/** `{P}/upstreamstatus` (and initialize replies): the same status under every member of `UPSTREAM_STATUS_MEMBERS`. */
+export const UpstreamStatusSchema = z.object({ [UPSTREAM_STATUS_MEMBERS[0]]: connectionStatus, [UPSTREAM_STATUS_MEMBERS[1]]: connectionStatus });
+export type UpstreamStatus = z.infer<typeof UpstreamStatusSchema>;
 
 /**
  * `{P}/ping` (deployed): what the service wants. `fetchingremote`: push the store's catalog

@@ -68,7 +68,7 @@ export const LIST_QUERY = {
   } as QueryParameter<string>,
   limit: {
     schema: integerText(/^\d{1,16}$/, 'must be a positive integer', 1),
-    description: 'Items per page, capped by the store (an extension of this kit).',
+    description: 'Items per page, capped by the store (an extension of this kit): at its `maxPageSize` (default 1,000), or at 10,000 on an ids-only stub listing.',
     origin: 'storebridge',
   } as QueryParameter<number>,
   id: {

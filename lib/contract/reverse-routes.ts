@@ -131,6 +131,20 @@ export function matchReverseRoute(method: string, path: string): ReverseRouteMat
   return allow ? { ok: false, status: 405, allow } : { ok: false, status: 404 };
 }
 
+const BY_NAME = new Map(REVERSE_ROUTES.map((route) => [route.entity ? `${route.name} ${route.entity}` : route.name, route]));
+
+/**
+ * The call of a name (a per-entity call with its entity): code that makes calls names them and
+ * takes method and path from here, so no caller spells a path of its own.
+ * `reverseRoute('hasmore', 'orders').path` is `/pull/orders/hasmore`. Throws a `RangeError` for a
+ * name the table does not have (or a per-entity name without its entity).
+ */
+export function reverseRoute(name: ReverseCallName, entity?: Entity): ReverseRoute {
+  const route = BY_NAME.get(entity ? `${name} ${entity}` : name);
+  if (!route) throw new RangeError(`the reverse route table has no call ${JSON.stringify(name)}${entity ? ` for ${entity}` : ''}`);
+  return route;
+}
+
 /** The URL of a call: `reverseUrl('https://svc', key, '/pull/orders/:id/succeded', id)` (`id` goes in as given). */
 export function reverseUrl(base: string, connectionKey: string, path: string, id?: string): string {
   const filled = id === undefined ? path : path.replace(':id', id);

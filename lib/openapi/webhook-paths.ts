@@ -118,7 +118,7 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
 
     add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${stubExtra(entity)}) in place of the ${entity}. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${stubExtra(entity)}) in place of the ${entity}, up to 10,000 a page when asked with \`limit\`. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
       parameters: queryParameters(s, list.query),
       responses: {
         '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },

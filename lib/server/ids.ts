@@ -6,8 +6,10 @@
  * are, and a write that introduces one is answered with a warning (docs/wire-decisions.md "Ids").
  */
 
-/** The characters that break a URL path or query when an id is concatenated raw. */
-const URL_UNSAFE = /[#?/% ]/g;
+import { STORE_DIALECT } from '../contract/dialects';
+
+/** The characters that break a URL path or query when an id is concatenated raw (`STORE_DIALECT.urlUnsafeIdCharacters`). */
+const URL_UNSAFE = new RegExp(`[${STORE_DIALECT.urlUnsafeIdCharacters.replace(/[\\\]^-]/g, '\\$&')}]`, 'g');
 
 /** `"#" and " "`-style list of the unsafe characters in `id`, or `undefined` when it has none. */
 export function urlUnsafeCharacters(id: string): string | undefined {

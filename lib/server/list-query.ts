@@ -14,6 +14,7 @@
 import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
 import { LIST_QUERY, listFiltersOf, parseQuery, type ListQueryValues } from '../contract/query';
+import { MAX_STUB_PAGE_SIZE } from '../contract/limits';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, type Entity } from '../contract/webhook';
 import { InvalidQueryError } from '../http/http-errors';
 import type { RouterConfig } from './router-options';
@@ -57,7 +58,7 @@ export function parseListQuery(rawQuery: string, entity: Entity, config: RouterC
     mode: v.next !== undefined ? 'cursor' : v.offset !== undefined ? 'offset' : config.defaultPagination,
     offset: v.offset ?? 0,
     after,
-    limit: Math.min(v.limit ?? config.pageSize, config.maxPageSize),
+    limit: Math.min(v.limit ?? config.pageSize, config.listing === 'stubs' ? Math.max(config.maxPageSize, MAX_STUB_PAGE_SIZE) : config.maxPageSize),
     extra: extraParameters(v),
   };
 }

@@ -7,7 +7,7 @@
  * runs out, and `next` then points right after the last item actually sent.
  */
 import type { SortKey } from '../adapter';
-import type { ListedItem } from '../adapter-guard';
+import { ListedItem } from '../adapter-guard';
 import { entityOf } from '../contract/entities';
 import type { Paging } from '../contract/messages';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../contract/webhook';
@@ -28,6 +28,8 @@ export interface CoreHttpResponse {
   readonly body: string;
   /** The body's length in UTF-8 bytes, when the core already knows it (list pages count it anyway). */
   readonly bytes?: number;
+  /** A list page's items (its `paging.pageSize`), for the page metrics: no one reads it back out of the body. */
+  readonly items?: number;
 }
 
 function pagingJson(paging: Paging): string {
@@ -78,6 +80,14 @@ function keyOfListed(item: ListedItem<unknown>): SortKey {
   return { last_updated: item.last_updated, _id: item._id };
 }
 
+/**
+ * Whether this listing sends nothing but the sort keys (product stubs): then the page is read with
+ * the adapter's `listKeys`, never touching the documents.
+ */
+function keysOnly(entity: Entity, listing: Listing): boolean {
+  return listing === 'stubs' && entityOf(entity).stubMembers.length === 0;
+}
+
 /** The JSON text a listed item is sent as: the item, or its stub. */
 function listedJson(entity: Entity, listing: Listing): (item: ListedItem<unknown>) => string {
   if (listing === 'full') return (item) => item.json;
@@ -100,6 +110,9 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
   const store = config.adapter.entity(entity);
   const signal = deadline.signal;
   const jsonOf = listedJson(entity, config.listing);
+  const readPage = keysOnly(entity, config.listing)
+    ? async (o: Parameters<typeof store.list>[0]) => (await store.listKeys(o)).map((k) => new ListedItem<unknown>(k._id, k.last_updated, undefined, undefined))
+    : (o: Parameters<typeof store.list>[0]) => store.list(o);
   const total = deadline.race(store.count({ signal }));
   total.catch(() => undefined);
 
@@ -122,7 +135,7 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
     const want = Math.min(chunk, query.limit + 1 - jsons.length);
     let items: ListedItem<unknown>[];
     try {
-      items = await deadline.race(store.list({ ...query.extra, sortorder: query.sortorder, limit: want, ...position, signal }));
+      items = await deadline.race(readPage({ ...query.extra, sortorder: query.sortorder, limit: want, ...position, signal }));
     } catch (err) {
       if (err instanceof AdapterTimeoutError && jsons.length > 0) {
         more = true;
@@ -172,7 +185,7 @@ export async function listPage(config: RouterConfig, entity: Entity, query: List
   };
   const pagingText = pagingJson(paging);
   // The envelope and paging are ASCII: their lengths are their byte counts.
-  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes };
+  return { status: 200, body: `${prefix}${pagingText}${middle}${jsons.join(',')}${suffix}`, bytes: envelopeBytes + pagingText.length + itemBytes, items: jsons.length };
 }
 
 /**

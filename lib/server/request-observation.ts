@@ -3,15 +3,24 @@
  * correlation id the sync service also logs) and operation, and, when the response ends, one log
  * line and the request metrics. The presented key is redacted from anything logged through it.
  */
+import { JobIdParameter } from '../contract/query';
 import type { Logger, RouterConfig } from './router-options';
 
-const JOBID = /(?:^|&)jobid=(\d{1,16})(?:&|$)/;
+/** The raw text of the first `jobid` parameter of a query (a look at the raw query, not a parse of all of it). */
+const JOBID_TEXT = /(?:^|&)jobid=([^&]*)/;
 const REDACTED = '[REDACTED]';
 
-/** The `jobid` query parameter when it is a plain integer (the spec's type), else undefined. */
+/**
+ * The `jobid` query parameter when the contract's `JobIdParameter` reads it (an integer, negative
+ * ones too: the same requests the router serves as tracked are logged as tracked), else undefined.
+ */
 export function jobidOf(rawQuery: string): number | undefined {
-  const m = JOBID.exec(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
-  return m ? Number(m[1]) : undefined;
+  const m = JOBID_TEXT.exec(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
+  if (!m) return undefined;
+  // Percent-escapes and `+` are decoded the way the router's own parse decodes them.
+  const text = /[%+]/.test(m[1]) ? (new URLSearchParams(`jobid=${m[1]}`).get('jobid') ?? '') : m[1];
+  const read = JobIdParameter.schema.safeParse(text);
+  return read.success ? read.data : undefined;
 }
 
 export class RequestObservation {

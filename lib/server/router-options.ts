@@ -10,7 +10,7 @@ import type { Store as RateLimitStore } from 'express-rate-limit';
 import { z } from 'zod';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
-import { KEY_HEADERS } from '../contract/dialects';
+import { STORE_DIALECT } from '../contract/dialects';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIME_BUDGET_MS, INTERFACE_LIMITS } from '../contract/limits';
 import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
@@ -268,7 +268,7 @@ function parseKeys(o: ParsedOptions): Pick<RouterConfig, 'verifier' | 'cursors' 
   }
   const secret = o.cursorSecret !== undefined ? Buffer.from(o.cursorSecret) : derivedSecret;
   if (!secret) throw new InvalidOptionError('cursorSecret', `required with ${o.keyVerifier ? 'a keyVerifier' : 'jwt keys'} (there are no static keys to derive it from)`);
-  const headers = o.keyHeaders ?? [...KEY_HEADERS];
+  const headers = o.keyHeaders ?? [...STORE_DIALECT.keyHeaders];
   return { verifier, cursors: new CursorCodec(secret), keyHeaders: headers, keyHeaderNames: headers.map((h) => h.toLowerCase()) };
 }
 

@@ -70,6 +70,7 @@ export function createStoreMetrics(target: Registry | Metrics): StoreMetrics {
     return {
       entity: e,
       list: timed(e, 'list', (o) => store.list(o)) as (o: Parameters<GuardedEntityStore<E>['list']>[0]) => Promise<ListedItem<never>[]>,
+      listKeys: timed(e, 'listKeys', (o: Parameters<GuardedEntityStore<E>['listKeys']>[0]) => store.listKeys(o)),
       count: timed(e, 'count', (o) => store.count(o)),
       get: timed(e, 'get', (id: string, o) => store.get(id, o)),
       upsert: timed(e, 'upsert', (item, o) => store.upsert(item, o)),

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { MemoryIdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
+import type { LIST_QUERY } from '../contract/query';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { WEBHOOK_ROUTES, type WebhookOperation, type WebhookRoute } from '../contract/webhook-routes';
 import { AdapterTimeoutError, ItemTooLargeError, StorageError, StorebridgeError } from '../errors';
@@ -205,7 +206,7 @@ export class StoreCore {
     const deadline = new Deadline(this.config.timeBudgetMs, request.signal, request.onClose);
     try {
       const out = await this.dispatch(op, request, deadline);
-      if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, pageItemsOf(out.body), Buffer.byteLength(out.body));
+      if (op.kind === 'list' && out.status === 200 && this.config.metrics) this.config.metrics.page(op.entity, out.items ?? 0, Buffer.byteLength(out.body));
       return { ...out, headers: { ...JSON_HEADERS, ...out.headers } };
     } catch (err) {
       // Nobody is listening any more: not a failure of the store, and not worth an error log.
@@ -303,18 +304,14 @@ export class StoreCore {
   }
 }
 
-/** Items of a list body: its envelope starts with `{"paging":{"pageSize":N` (read-core writes it so). */
-function pageItemsOf(body: string): number {
-  const m = /^\{"paging":\{"pageSize":(\d+)/.exec(body.slice(0, 40));
-  return m ? Number(m[1]) : 0;
-}
-
 /** Parses the options once and returns the core that bindings and handlers share. */
 export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreCore {
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
 }
 
-const ID_PARAMETER = /(?:^\??|&)id(?:=|&|$)/;
+/** The list table's by-id parameter: present, it makes a list request the read of one item (`list-query.ts`). */
+const BY_ID_PARAMETER: keyof typeof LIST_QUERY = 'id';
+const ID_PARAMETER = new RegExp(`(?:^\\??|&)${BY_ID_PARAMETER}(?:=|&|$)`);
 
 /**
  * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id

@@ -4,6 +4,7 @@
  * answer). `docs/writes.md` lists every pattern.
  */
 import type { z } from 'zod';
+import { STORE_DIALECT } from '../contract/dialects';
 
 /** At most this many reasons, and separately warnings, are answered; the rest are summarized. */
 export const MAX_MESSAGES = 100;
@@ -93,9 +94,9 @@ export function capMessages(messages: readonly string[]): { msg: string }[] {
 }
 
 /**
- * Caps a reason list like `capMessages`; each reason carries the spec's `msg` and the deployed
- * form's `message` and `code` (the same text), so readers of either form find it.
+ * Caps a reason list like `capMessages`; each reason is in both forms (`STORE_DIALECT.reason`: the
+ * spec's `msg`, the deployed form's `message` and `code`), so readers of either form find it.
  */
 export function capReasons(reasons: readonly string[], code: number): { msg: string; message: string; code: number }[] {
-  return capMessages(reasons).map(({ msg }) => ({ msg, message: msg, code }));
+  return capMessages(reasons).map(({ msg }) => STORE_DIALECT.reason(msg, code));
 }

@@ -60,8 +60,8 @@ async function heldLastUpdated(ctx: RunContext, entity: Entity, id: string, sign
 
 /**
  * The sink's `_id → last_updated` for every item whose sort key lies between the stubs' lowest and
- * highest keys: one keyset scan of the sink (its list, which for the bundled adapters never parses
- * an item) instead of one read per stub. A stub is current exactly when the sink holds its id at
+ * highest keys: one keyset scan of the sink (its `listKeys`: the bundled adapters never read a
+ * document for it) instead of one read per stub. A stub is current exactly when the sink holds its id at
  * its key, and that key is in the range. `undefined` when the range holds far more items than the
  * stubs (a store that does not sort its list): then each stub is looked up by id.
  */
@@ -74,13 +74,13 @@ async function heldInRange(ctx: RunContext, entity: Entity, keyed: readonly Requ
   }
   const store = ctx.sink.entity(entity);
   const budget = 4 * keyed.length + 1_000;
-  // About as many rows as stubs: the sink's list reads whole items, so a wider page costs.
+  // About as many rows as stubs: an adapter without `listKeys` reads whole items, so a wider page costs.
   const limit = keyed.length + RANGE_SLACK;
   const held = new Map<string, number>();
   // Ids are never empty: (lo.last_updated, '') is just before every key at lo.last_updated.
   let after: SortKey = { last_updated: lo.last_updated, _id: '' };
   for (;;) {
-    const rows = await store.list({ sortorder: 'asc', limit, after, signal });
+    const rows = await store.listKeys({ sortorder: 'asc', limit, after, signal });
     for (const r of rows) {
       if (compareKeys(r, hi) > 0) return held;
       held.set(r._id, r.last_updated);

@@ -27,6 +27,8 @@ export interface FakeStoreOptions {
   orders?: Order[];
   key?: string;
   pageSize?: number;
+  /** Largest `limit` honoured (default `pageSize`: a store that never sends more than its page). */
+  maxLimit?: number;
   pagination?: 'offset' | 'cursor';
   /** `stubs`: lists carry only `{_id, last_updated}` (orders also `orderid`), the deployed ids-only mode. */
   listing?: 'full' | 'stubs';
@@ -149,7 +151,7 @@ export async function startFakeStore(options: FakeStoreOptions = {}): Promise<Fa
     }
     const sign = sortorder === 'asc' ? 1 : -1;
     const all = [...store.values()].sort((a, b) => sign * compareKeys(keyOf(a), keyOf(b)));
-    const limit = url.searchParams.has('limit') ? Math.min(pageSize, Number(url.searchParams.get('limit'))) : pageSize;
+    const limit = url.searchParams.has('limit') ? Math.min(options.maxLimit ?? pageSize, Number(url.searchParams.get('limit'))) : pageSize;
     const items = all.slice(position, position + limit);
     const end = position + items.length;
     const cursorMode = options.pagination === 'cursor' || nextParam !== null;

@@ -29,7 +29,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "IDEMPOTENCY_KEY_HEADER", "ITEM_SCHEMAS", "IdSchema", "IdempotencyKeySchema", "InitializeBodySchema",
     "IntegerSchema", "IntegerStringSchema",
     "ItemIdParameter", "JobIdParameter", "KEY_HEADERS", "LIST_QUERY", "MAPPED_BUYER_ID_MIN", "MAX_BODY_VALUES", "MAX_ID_LENGTH",
-    "MAX_JSON_DEPTH", "MAX_WRITE_ARRAY_ITEMS", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
+    "MAX_JSON_DEPTH", "MAX_STUB_PAGE_SIZE", "MAX_WRITE_ARRAY_ITEMS", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
     "ORDER_STATUSES", "OkSchema", "OrderByIdResponseSchema", "OrderItemSchema",
     "OrderListResponseSchema", "OrderSchema", "OrderWriteBodySchema", "OrderWriteSuccessSchema",
     "PING_STATUSES", "PUSH_FINISH_SLIP", "PUSH_STRATEGIES", "PagingSchema", "PingSchema", "PriceSchema",
@@ -39,7 +39,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "REVERSE_BASE_PATH", "REVERSE_FAILURE_CODES", "REVERSE_ITEM_SCHEMAS", "REVERSE_ROUTES", "ReachabilitySchema",
     "ReadyForNextSchema", "ReverseAvailabilitySchema", "ReverseBuyerSchema",
     "ReverseOrderItemSchema", "ReverseOrderSchema", "ReversePriceSchema", "ReverseProductSchema",
-    "ReverseVariationSchema", "SHIPMENT_STATUSES", "SINGULAR", "SORT_ORDERS", "ShipmentSchema",
+    "ReverseVariationSchema", "SHIPMENT_STATUSES", "SINGULAR", "SORT_ORDERS", "STORE_DIALECT", "ShipmentSchema",
     "SkuSchema", "StorageFailureReportSchema", "StrategySchema", "TimestampSchema",
     "UPSTREAM_STATUS_MEMBERS", "UpstreamStatusSchema", "UrlRefSchema", "VariationSchema",
     "WEBHOOK_ROUTES", "WRITE_QUERY", "WriteFailureSchema", "WriteMessageSchema",
@@ -47,7 +47,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "describeZodError", "dialectOf", "encodeReverseItem", "entityOf", "findForbiddenKey",
     "findUnknownFields", "hasForbiddenCharacter", "hasUnpairedSurrogate", "integerStringToNumber", "isEntity", "isMappedBuyerId", "listFiltersOf", "isRawUrlSafe",
     "mappedBuyerId", "matchReverseRoute", "numberToDecimalString", "orderToReverse", "orderToWebhook", "parseQuery",
-    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseUrl",
+    "parseWire", "perEntity", "productToReverse", "productToWebhook", "readItem", "registerEntity", "reverseRoute", "reverseUrl",
     "webhookOperation", "withQuery",
   ],
   "./adapter": [
@@ -81,10 +81,11 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "createSyncQueue", "createSyncWorker", "runSync", "runsFileBeside", "syncHealthHandler", "syncLogObserver",
   ],
   "./reverse": [
-    "FAILURE_CODES", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",
+    "FAILURE_CODES", "REGISTRY_NAME", "REVERSE_BASE_PATH", "ReverseConflictError", "ReverseServiceError",
     "ReverseStalledError", "ReverseStateError", "ReverseTransportError", "UnknownConnectionError",
-    "createDaemon", "createMemoryStateStore", "createRedisStateStore", "createReverseFetchHandler",
-    "createReverseNodeHandler", "createReverseService", "createReverseServiceRouter",
+    "createDaemon", "createFileRegistry", "createMemoryStateStore", "createRedisStateStore", "createReverseFetchHandler",
+    "createReverseNodeHandler", "createReverseService", "createReverseServiceRouter", "followRegistry",
+    "parseConnectionsFile",
   ],
   "./conformance": [
     "ADAPTER_CONFORMANCE_TESTS", "PAGE_BYTES_LIMIT", "PAGE_TIME_LIMIT_MS", "checkEndpoints",
@@ -102,7 +103,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
   ],
   "./adapters/sql": [
     "SqlAdapter", "SqlConnectError", "SqlDriverUnavailableError", "SqlDuplicateKeysError", "SqlEntityStore",
-    "createSqlAdapter", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
+    "createSqlAdapter", "createSqlConnectionRegistry", "createSqlReverseStateStore", "dropSqlReverseState", "dropSqlSchema",
     "migrateSqlSchema", "openSqlAdapter", "redactConnectionSpec",
   ],
   "./adapters/mapped": [

@@ -15,7 +15,8 @@ import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics, metricsHandler } from '../../lib/metrics';
 import { createStoreCore, createStoreRouter, type Logger, type StoreRouterOptions } from '../../lib/server';
-import { RequestObservation } from '../../lib/server/request-observation';
+import { LIST_QUERY, parseQuery } from '../../lib/contract';
+import { RequestObservation, jobidOf } from '../../lib/server/request-observation';
 import { parseRouterOptions } from '../../lib/server/router-options';
 import { get, KEY, listen, post } from './helpers';
 
@@ -97,6 +98,35 @@ describe('structured logs', () => {
       ['getOrder', '/orders', 404, 9, undefined],
       ['listProducts', '/products', 200, undefined, true],
     ]);
+  });
+
+  it('logs a negative jobid as tracked: the request log reads jobid with the contract pattern the router serves (-?\\d{1,16})', async () => {
+    const log = capturedPino();
+    const store = await startApp({ adapter: createMemoryAdapter(demoCatalog(5)), logger: log.logger, logRequests: true });
+    try {
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=-7`)).status).toBe(200);
+      expect((await get(`${store.base}/orders?jobid=%2D8`)).status).toBe(200);
+      expect((await get(`${store.base}/orders?jobid=7x`)).status).toBe(400);
+    } finally {
+      await store.close();
+    }
+    expect(log.lines().map((l) => [l.operation, l.status, l.jobid, l.untracked])).toEqual([
+      ['listProducts', 200, -7, undefined],
+      ['listOrders', 200, -8, undefined],
+      ['listOrders', 400, undefined, true],
+    ]);
+  });
+
+  it('property: the request log reads a jobid exactly when the router parses one, and the same value', () => {
+    const jobidText = fc.oneof(fc.integer({ min: -1e17, max: 1e17 }).map(String), fc.string({ maxLength: 20 }), fc.constantFrom('-0', '+5', '0x1f', '1e3', ' 4', '-', '9007199254740992', '-9007199254740991'));
+    fc.assert(
+      fc.property(jobidText, fc.boolean(), fc.constantFrom('', 'sortorder=asc&', 'x=1&'), (text, encode, before) => {
+        const raw = `${before}jobid=${encode ? encodeURIComponent(text) : text.replace(/[&#]/g, '')}`;
+        const parsed = parseQuery(LIST_QUERY, raw);
+        expect(jobidOf(raw)).toBe(parsed.ok ? parsed.values.jobid : undefined);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('merges the bindings into each call when the logger has no child()', async () => {

@@ -66,6 +66,24 @@ describe.each(fixtures)('stubs on %s', (_name, make) => {
     expect(b.body[entity].map((x: any) => x._id)).toEqual(a.body[entity].map((x: any) => x._id));
   });
 
+  it('a stub page holds up to 10,000 stubs when asked with limit, above maxPageSize; a full page stays capped', async () => {
+    const adapter = await make();
+    const capped = { full: await startStore({ adapter, pageSize: 10, maxPageSize: 10 }), stubs: await startStore({ adapter, listing: 'stubs', pageSize: 10, maxPageSize: 10 }) };
+    try {
+      const f = await get(`${capped.full.base}/products?offset=0&limit=50`);
+      expect(f.body.products).toHaveLength(10);
+      const s = await get(`${capped.stubs.base}/products?offset=0&limit=50`);
+      expect(s.body.products).toHaveLength(50);
+      expect(s.body.paging.pageSize).toBe(50);
+      // Without limit, the page size is the store's.
+      const d = await get(`${capped.stubs.base}/products?offset=0`);
+      expect(d.body.products).toHaveLength(10);
+    } finally {
+      await capped.full.close();
+      await capped.stubs.close();
+    }
+  });
+
   it('a stub page obeys the byte budget (many stubs per page, never over it)', async () => {
     const small = await startStore({ adapter: await make(), listing: 'stubs', maxPageBytes: 600 });
     try {

@@ -55,6 +55,29 @@ test('a cursor-paged stub list longer than ten pages is walked to its end (stub 
   }
 });
 
+test('after a page of stubs the caller asks for pages of 10,000 (serial walks only); each item still arrives once', async () => {
+  const products = Array.from({ length: 250 }, (_, i) => demoProduct(i));
+  for (const [concurrency, pagination] of [[1, 'offset'], [1, 'cursor'], [4, 'offset']] as const) {
+    const store = await startFakeStore({ products, key: KEY, listing: 'stubs', pagination, pageSize: 20, maxLimit: 100 });
+    try {
+      const sink = createMemoryAdapter();
+      const report = await runSync({ connectionId: 's', client: clientOf(store, true), sink, checkpoints: new MemoryCheckpointStore(), entities: ['products'], concurrency });
+      expect(report.error).toBeUndefined();
+      expect(report.products).toMatchObject({ count: 250, seen: 250, stubs: 250, fetchedById: 250, written: 250 });
+      const limits = store.requests.filter((u) => !u.searchParams.has('id')).map((u) => u.searchParams.get('limit'));
+      if (concurrency === 1) {
+        // The first page at the client's size (none set: the store's 20), then 100 a page (the store's cap).
+        expect(limits).toEqual([null, '10000', '10000', '10000']);
+      } else {
+        // Parallel offset ranges are sized by the pages seen: no larger limit asked for.
+        expect(limits.every((l) => l !== '10000')).toBe(true);
+      }
+    } finally {
+      await store.close();
+    }
+  }
+});
+
 test('a by-ID read that answers 404 quarantines that item; a stub without last_updated is always fetched', async () => {
   const products = Array.from({ length: 5 }, (_, i) => demoProduct(i));
   const store = await startFakeStore({
@@ -126,11 +149,13 @@ test('stub syncs equal full syncs, and a re-sync fetches only the new and change
       fc.integer({ min: 0, max: 5 }),
       fc.integer({ min: 1, max: 9 }),
       fc.constantFrom('bare', 'envelope', 'list') as fc.Arbitrary<'bare' | 'envelope' | 'list'>,
-      async (nProducts, nOrders, changes, added, pageSize, byIdForm) => {
+      // The largest `limit` the stub store honours: the caller asks for 10,000 once it sees stubs.
+      fc.integer({ min: 0, max: 20 }),
+      async (nProducts, nOrders, changes, added, pageSize, byIdForm, extraLimit) => {
         const products = Array.from({ length: nProducts }, (_, i) => demoProduct(i));
         const orders = nProducts ? Array.from({ length: nOrders }, (_, i) => demoOrder(i, products.length)) : [];
         const full = await startFakeStore({ products, orders, key: KEY, pageSize });
-        const stubs = await startFakeStore({ products, orders, key: KEY, pageSize, listing: 'stubs', byIdForm });
+        const stubs = await startFakeStore({ products, orders, key: KEY, pageSize, listing: 'stubs', byIdForm, maxLimit: pageSize + extraLimit });
         try {
           const sinks = { full: createMemoryAdapter(), stubs: createMemoryAdapter() };
           const checkpoints = { full: new MemoryCheckpointStore(), stubs: new MemoryCheckpointStore() };

@@ -1,7 +1,9 @@
 /**
- * `storebridge reverse-service --port P --connection KEY [--adapter SPEC] [--demo N] [--dialect D]`
+ * `storebridge reverse-service --port P (--connection KEY | --connections FILE) [--adapter SPEC] [--demo N] [--dialect D]`
  *
- * Runs the service side of the reverse connection for one connection and prints
+ * Runs the service side of the reverse connection for one connection (or, with `--connections`,
+ * for every connection of a registry file, each with its own catalog, re-read when the file
+ * changes: docs/reverse-connection.md "Multi-tenant") and prints
  * `listening on http://HOST:PORT` once ready. It answers `GET /` (deployed daemons check it first),
  * every `{P}/…` call, and the loopback operator routes. Its state (queue, transactions, leases,
  * counters, cursors, failures, id map) lives in the adapter's database when the adapter is SQL, in
@@ -20,6 +22,9 @@ import type { CliIO } from '../io';
 import { seedDemo } from '../../demo/seed-demo';
 import { createMetrics, metricsHandler, type Metrics } from '../../metrics';
 import { createReverseNodeHandler } from '../../reverse/bindings/reverse-node';
+import { createFileRegistry, followRegistry } from '../../reverse/service/reverse-registry';
+import type { ConnectionInfo } from '../../reverse/service/reverse-service-options';
+import { createMemoryAdapter, MemoryAdapter } from '../../../adapters/memory';
 import type { ReverseService } from '../../reverse/service/reverse-service';
 import { createMemoryStateStore, createRedisStateStore, type RedisStateClient, type ReverseStateStore } from '../../reverse/service/reverse-state-store';
 import { messageChain } from '../../logger';
@@ -27,14 +32,23 @@ import { quietOnError } from '../../sync/redis-connect';
 
 export const command = defineCommand({
   name: 'reverse-service',
-  usage: '--port P --connection-file FILE [options]',
+  usage: '--port P (--connection-file FILE | --connections FILE) [options]',
   summary:
     'Runs the service side of the reverse connection: GET / (200: deployed daemons check it first), the daemon\'s calls under ' +
     '/api/adapters/custom/reverse/connection/KEY/…, and the loopback operator routes GET /connections, ' +
     'GET /connections/NAME/status and POST /connections/NAME/queue. Prints "listening on http://HOST:PORT" once ready.',
   flags: {
     port: { type: 'int', min: 0, max: 65535, default: 0, metavar: 'P', help: 'port to listen on; 0 picks a free one' },
-    connection: { type: 'secret', env: 'STOREBRIDGE_CONNECTION', required: true, metavar: 'KEY', help: 'the connection key' },
+    connection: { type: 'secret', env: 'STOREBRIDGE_CONNECTION', metavar: 'KEY', help: 'the connection key (one connection; or --connections)' },
+    connections: {
+      type: 'string',
+      metavar: 'FILE',
+      help:
+        'serve every connection of a registry file instead: JSON [{"name","keyFile"|"keyDigest","dialect"}] or CSV name,key_file,key_digest,dialect; ' +
+        "each connection's items in their own tables (<table prefix>c_<name>_…; memory: a store each); the file is re-read when it changes (an invalid file keeps the last good list)",
+    },
+    'table-prefix': { type: 'string', metavar: 'P', help: 'with a SQL adapter: the prefix of its tables (default storebridge_), the state table included' },
+    'registry-poll-ms': { type: 'int', min: 100, max: 3_600_000, default: 2000, metavar: 'MS', help: 'with --connections: how often the file is read again besides its change events' },
     name: { type: 'string', default: 'default', metavar: 'NAME', help: "the connection's name in the operator routes and the state" },
     adapter: { type: 'string', default: 'memory', metavar: 'SPEC', help: `the service's store: ${ADAPTER_SPEC_HELP}` },
     dialect: {
@@ -73,9 +87,39 @@ export const HELP = command.help();
 
 type Args = ParsedArgs<typeof command.spec.flags>['values'];
 
+/** The service's main store: `--adapter`, with `--table-prefix` for a SQL one. */
+async function openMainAdapter(parsed: Args): Promise<StoreAdapter> {
+  if (parsed.tablePrefix === undefined) return openAdapter(parsed.adapter);
+  const sql = require('../../../adapters/sql') as typeof import('../../../adapters/sql');
+  if (!/^(sqlite|postgres|postgresql|mysql|mariadb):/.test(parsed.adapter)) throw new Error('--table-prefix needs a SQL adapter (sqlite:FILE, postgres:URL or mysql:URL)');
+  return sql.openSqlAdapter(parsed.adapter, { tablePrefix: parsed.tablePrefix });
+}
+
+const isSqlAdapter = (adapter: StoreAdapter): boolean => (adapter as { db?: unknown }).db !== undefined && (adapter as { tables?: unknown }).tables !== undefined;
+
+/**
+ * With `--connections`: each connection's own store. A SQL adapter's connections share its
+ * database and pool, each under the table prefix `<prefix>c_<name>_` (registry names are
+ * `[a-z][a-z0-9_]{0,23}`, so prefixes never overlap); a memory adapter gives each its own memory store.
+ */
+function connectionAdapters(main: StoreAdapter, parsed: Args): (c: ConnectionInfo) => Promise<StoreAdapter> {
+  const seed = async (a: StoreAdapter) => {
+    if (parsed.demo > 0) await seedDemo(a, parsed.demo);
+    return a;
+  };
+  if (isSqlAdapter(main)) {
+    const sql = require('../../../adapters/sql') as typeof import('../../../adapters/sql');
+    const m = main as import('../../../adapters/sql').SqlAdapter;
+    const base = m.tables.products.replace(/products$/, '').replace(/^.*\./, '');
+    return async ({ name }) => seed(await sql.createSqlAdapter({ db: m.db, kind: m.kind, tablePrefix: `${base}c_${name}_`, ...(m.tables.schema ? { schema: m.tables.schema } : {}), destroyOnClose: false }));
+  }
+  if (main instanceof MemoryAdapter) return async () => seed(createMemoryAdapter());
+  throw new Error('--connections needs a SQL adapter (sqlite:FILE, postgres:URL or mysql:URL) or memory: each connection gets its own tables');
+}
+
 /** The state store `--state` names (the SQL adapter's database by default when there is one). */
 async function openStateStore(spec: string | undefined, adapter: StoreAdapter): Promise<ReverseStateStore> {
-  const sqlAdapter = (adapter as { db?: unknown; tables?: unknown }).db !== undefined && (adapter as { tables?: unknown }).tables !== undefined;
+  const sqlAdapter = isSqlAdapter(adapter);
   if (spec === 'memory' || (spec === undefined && !sqlAdapter)) return createMemoryStateStore();
   if (spec === 'adapter' || spec === undefined) {
     if (!sqlAdapter) throw new Error('--state adapter needs a SQL adapter (sqlite:FILE, postgres:URL or mysql:URL)');
@@ -99,6 +143,7 @@ async function queueDemo(service: ReverseService, name: string): Promise<void> {
 
 interface Running {
   readonly server: Server;
+  readonly stopFollowing: () => void;
   readonly service: ReverseService;
   readonly metricsServer?: Server;
 }
@@ -120,13 +165,18 @@ function metricsServer(metrics: Metrics): Server {
 }
 
 async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseStateStore, io: CliIO): Promise<Running> {
-  if (parsed.demo > 0) await seedDemo(adapter, parsed.demo);
+  const registry = parsed.connections !== undefined ? createFileRegistry(parsed.connections) : undefined;
+  const connections = registry ? await registry.list() : [{ key: parsed.connection!, name: parsed.name }];
+  if (connections.length === 0) throw new Error(`${parsed.connections} lists no connection`);
+  if (!registry && parsed.demo > 0) await seedDemo(adapter, parsed.demo);
   const metrics = parsed.metricsPort !== undefined ? createMetrics() : undefined;
   const handler = createReverseNodeHandler({
-    adapter,
-    connections: [{ key: parsed.connection, name: parsed.name }],
+    ...(registry ? { adapterFor: connectionAdapters(adapter, parsed) } : { adapter }),
+    connections,
     dialect: parsed.dialect as DialectName,
     stateStore,
+    // Memory state is this process's alone: no replica can change it, so no read before each call.
+    stateShared: parsed.state !== 'memory' && !(parsed.state === undefined && !isSqlAdapter(adapter)),
     leaseMs: parsed.leaseMs,
     transactionIdleMs: parsed.expireMs,
     maxDeliveries: parsed.maxDeliveries,
@@ -136,14 +186,30 @@ async function start(parsed: Args, adapter: StoreAdapter, stateStore: ReverseSta
     answerRoot: true,
     onError: (err, { connection, call }) => io.err(`storebridge reverse-service: ${call} on connection "${connection}" failed: ${messageChain(err)}`),
   });
-  if (parsed.demo > 0) await queueDemo(handler.service, parsed.name);
+  if (parsed.demo > 0) for (const name of handler.service.connectionNames()) await queueDemo(handler.service, name);
+  const follower =
+    registry &&
+    followRegistry(handler.service, registry, {
+      intervalMs: parsed.registryPollMs,
+      watchPath: registry.path,
+      onError: (err) => io.err(`storebridge reverse-service: ${parsed.connections}: ${messageChain(err)}; still serving the previous list`),
+      onChange: (names) => io.err(`storebridge reverse-service: ${parsed.connections}: serving ${names.length} connection(s)`),
+    });
   // The same limits as `serve` (docs/deployment.md "Server limits"), not Node's defaults (stalled
   // headers held ~90 s, a stalled body ~330 s, timeouts answered as bare text).
-  const server = await listen(limitedServer(handler, { ...SERVER_TIMEOUTS, keepAliveTimeout: parsed.keepAliveMs }), parsed.port, parsed.host);
-  if (!metrics) return { server, service: handler.service };
+  let server: Server;
   try {
-    return { server, service: handler.service, metricsServer: await listen(metricsServer(metrics), parsed.metricsPort!, parsed.host) };
+    server = await listen(limitedServer(handler, { ...SERVER_TIMEOUTS, keepAliveTimeout: parsed.keepAliveMs }), parsed.port, parsed.host);
   } catch (err) {
+    follower?.stop();
+    throw err;
+  }
+  const stopFollowing = () => follower?.stop();
+  if (!metrics) return { server, service: handler.service, stopFollowing };
+  try {
+    return { server, service: handler.service, stopFollowing, metricsServer: await listen(metricsServer(metrics), parsed.metricsPort!, parsed.host) };
+  } catch (err) {
+    stopFollowing();
     server.close();
     throw err;
   }
@@ -158,6 +224,9 @@ function closeServer(server: Server): Promise<void> {
 
 export function run(args: string[], io: CliIO): Promise<number> {
   return runCommand(command, args, io, async ({ values }) => {
+    if ((values.connection === undefined) === (values.connections === undefined)) {
+      return usageError(command, io, 'give --connection (or --connection-file, or STOREBRIDGE_CONNECTION) for one connection, or --connections FILE: one of them');
+    }
     if (values.state !== undefined && !/^(adapter|memory|rediss?:\/\/.+)$/.test(values.state)) {
       return usageError(command, io, '--state must be adapter, memory or a redis:// URL');
     }
@@ -167,7 +236,13 @@ export function run(args: string[], io: CliIO): Promise<number> {
 
 async function serve(parsed: Args, io: CliIO): Promise<number> {
   const stop = io.shutdownSignal();
-  const adapter = await openAdapter(parsed.adapter);
+  let adapter: StoreAdapter;
+  try {
+    adapter = await openMainAdapter(parsed);
+  } catch (err) {
+    io.err(`storebridge reverse-service: ${(err as Error).message}`);
+    return 1;
+  }
   let stateStore: ReverseStateStore | undefined;
   let running: Running;
   try {
@@ -185,6 +260,7 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
   if (running.metricsServer) io.out(`metrics on http://${host}:${(running.metricsServer.address() as AddressInfo).port}/metrics`);
   const signal = await stop;
   io.err(`storebridge reverse-service: ${signal}, shutting down`);
+  running.stopFollowing();
   await Promise.all([closeServer(running.server), running.metricsServer && closeServer(running.metricsServer)]);
   await running.service.close();
   await stateStore.close?.();

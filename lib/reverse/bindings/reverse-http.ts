@@ -48,6 +48,13 @@ export interface ReverseHttpRequest {
   readonly remoteAddress: string | undefined;
   /** Reads and parses the JSON body; throws an error with an HTTP `status` (400, 413, 415) for a bad one. */
   readonly readBody: () => Promise<unknown>;
+  /**
+   * The client sent an earlier request on this same HTTP connection (keep-alive reused). The pace's
+   * `Connection: close` is for clients that open a connection per call and never close one
+   * (deployed daemons): a client that reuses its connection holds one socket anyway, and closing
+   * it would only cost it a new one per call. `undefined` (Fetch): unknown, treated as not reused.
+   */
+  readonly reusedConnection?: boolean;
 }
 
 export interface ReverseHttpAnswer {
@@ -89,7 +96,7 @@ function bodyFailure(err: unknown): ReverseHttpAnswer {
 }
 
 /** The daemon's calls: `{P}/…` after the base path. */
-async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
+async function daemonCall(service: ReverseService, request: ReverseHttpRequest, path: string, reusers: Set<string>): Promise<ReverseHttpAnswer> {
   const slash = path.indexOf('/', BASE.length);
   if (slash === -1) return NOT_FOUND;
   let key: string;
@@ -99,7 +106,8 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
     return NOT_FOUND; // an undecodable key is an unknown key
   }
   if (hasForbiddenCharacter(key)) return { status: 400, body: { error: `the connection key in the path must not contain ${FORBIDDEN_CHARACTERS}` } };
-  if (!service.knows(key)) return NOT_FOUND;
+  // An unknown key: answered without reading the body (404; a removed connection's answer names it, see `setConnections`).
+  if (!service.knows(key)) return service.handle({ method: request.method, key, path: path.slice(slash) });
   let body: unknown;
   if (request.method.toUpperCase() === 'POST') {
     try {
@@ -108,7 +116,11 @@ async function daemonCall(service: ReverseService, request: ReverseHttpRequest, 
       return bodyFailure(err);
     }
   }
-  return service.handle({ method: request.method, key, path: path.slice(slash), body });
+  const answer = await service.handle({ method: request.method, key, path: path.slice(slash), body });
+  // The pace's close is for clients that open a connection per call and never close one: a client
+  // seen reusing a connection (its first one is never closed: the burst) keeps its connections.
+  if (request.reusedConnection) reusers.add(key);
+  return answer.close && reusers.has(key) ? { ...answer, close: false } : answer;
 }
 
 async function operatorCall(service: ReverseService, request: ReverseHttpRequest, path: string): Promise<ReverseHttpAnswer> {
@@ -139,6 +151,8 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
   const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
   const operatorRoutes = input.operatorRoutes !== false;
   const answerRoot = input.answerRoot === true;
+  /** Keys of known connections whose client reused an HTTP connection (`reusedConnection`). */
+  const reusers = new Set<string>();
   return {
     service,
     maxBodyBytes,
@@ -148,7 +162,7 @@ export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
       const method = request.method.toUpperCase();
       try {
         if (path === '/' && answerRoot && (method === 'GET' || method === 'HEAD')) return { status: 200, body: ROOT_BODY };
-        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path);
+        if (path.startsWith(BASE) || path === REVERSE_BASE_PATH) return await daemonCall(service, request, path, reusers);
         if (operatorRoutes && (path === '/connections' || path.startsWith('/connections/'))) return await operatorCall(service, request, path);
         return undefined;
       } catch {

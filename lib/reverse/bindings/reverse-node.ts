@@ -19,11 +19,18 @@ import { createReverseHttp, encodeAnswer, NOT_FOUND, type ReverseBindingInput, t
 export type ReverseNodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly service: ReverseService };
 
 /** The binding's view of a `node:http` request (also the Express binding's: Express requests are ones). */
+/** Sockets that carried a request already (`ReverseHttpRequest.reusedConnection`). */
+const usedSockets = new WeakSet<object>();
+
 export function nodeRequest(http: ReverseHttp, req: IncomingMessage, url = req.url ?? '/'): ReverseHttpRequest {
+  const socket = req.socket as object | undefined;
+  const reusedConnection = socket !== undefined && usedSockets.has(socket);
+  if (socket) usedSockets.add(socket);
   return {
     method: req.method ?? 'GET',
     url,
     remoteAddress: req.socket?.remoteAddress,
+    reusedConnection,
     // The rest of a refused body is read and dropped (bounded) before the answer goes out:
     // answering while the daemon is still sending, then closing, makes it see a reset (EPIPE) instead of the 413.
     readBody: () => http.readBody(req),

@@ -7,7 +7,6 @@ import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { REVERSE_FAILURE_CODES, type Mode } from '../../contract/messages';
-import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
 import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
@@ -107,8 +106,8 @@ export interface DaemonReport {
 
 export interface DaemonConfig {
   readonly serviceUrl: string;
-  /** `{P}`: the service URL, the base path and the encoded key. */
-  readonly base: string;
+  /** The connection key as it goes in `{P}` (percent-encoded). */
+  readonly pathKey: string;
   readonly adapter: GuardedAdapter;
   readonly dialect: Dialect;
   readonly pollIntervalMs: number;
@@ -161,7 +160,7 @@ export function parseDaemonOptions(options: DaemonOptions): DaemonConfig {
   const serviceUrl = new URL(o.serviceUrl).href.replace(/\/+$/, '');
   return {
     serviceUrl,
-    base: `${serviceUrl}${REVERSE_BASE_PATH}/${encodeURIComponent(o.connectionKey)}`,
+    pathKey: encodeURIComponent(o.connectionKey),
     adapter: guardAdapter(o.adapter),
     dialect: dialectOf(o.dialect ?? DEFAULT_DIALECT),
     pollIntervalMs,

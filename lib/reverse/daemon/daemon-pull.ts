@@ -31,28 +31,29 @@ function ackPathId(s: Session, entity: Entity, raw: Record<string, unknown>): st
 
 /**
  * A storebridge service hands an order whose number is not safe in a raw URL out under its own key,
- * the number in `otherids` (`connectiontype: "storebridge"`): the store keeps its own number.
+ * the number in `otherids` (`connectiontype`: the dialect's `otheridsType`): the store keeps its own number.
  */
-function restoredOrderNumber(entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
+function restoredOrderNumber(s: Session, entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
   if (entity !== 'orders' || !Array.isArray(raw.otherids)) return raw;
-  const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === 'storebridge' && typeof o.id === 'string');
+  const type = s.config.dialect.pulled.otheridsType;
+  const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === type && typeof o.id === 'string');
   return mine ? { ...raw, orderid: (mine as { id: string }).id } : raw;
 }
 
 /** Stores one pulled item and acknowledges it (`succeded` with the item as stored, or `failed` with the reasons). */
 async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<void> {
   const noun = entityOf(entity).noun;
-  if (!isObject(raw)) throw new ReverseTransportError('GET', `/pull/${entity}/next`, `unexpected reply: no ${noun} object`);
+  const unexpected = (what: string) => new ReverseTransportError('GET', s.transport.pathOf('next', { entity }), `unexpected reply: ${what}`);
+  if (!isObject(raw)) throw unexpected(`no ${noun} object`);
   const pathId = ackPathId(s, entity, raw);
-  if (pathId === undefined) throw new ReverseTransportError('GET', `/pull/${entity}/next`, `unexpected reply: the ${noun} has no _id, ${entityOf(entity).naturalKey}`);
-  const itemPath = `/pull/${entity}/${encodeURIComponent(pathId)}`;
-  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
+  if (pathId === undefined) throw unexpected(`the ${noun} has no _id, ${entityOf(entity).naturalKey}`);
+  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(s, entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
   if (outcome.ok) {
-    await s.transport.post(`${itemPath}/succeded`, { [noun]: encodeReverseItem(s.config.dialect, entity, outcome.item) });
+    await s.transport.call('succeded', { entity, id: pathId, body: { [noun]: encodeReverseItem(s.config.dialect, entity, outcome.item) } });
     s.run.pulled[entity]++;
     s.emit({ type: 'item-stored', entity, id: pathId, ...(outcome.storeId ? { storeId: outcome.storeId } : {}) });
   } else {
-    await s.transport.post(`${itemPath}/failed`, outcome.report);
+    await s.transport.call('failed', { entity, id: pathId, body: outcome.report });
     s.run.failed++;
     s.run.failedByEntity[entity]++;
     s.emit({ type: 'item-failed', entity, id: pathId, error: outcome.report.error });
@@ -63,9 +64,9 @@ async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<voi
 /** Polls `readyfornext` until `true`, at most `maxReadyPolls` times. */
 async function waitReady(s: Session, entity: Entity): Promise<void> {
   for (let polls = 1; ; polls++) {
-    const reply = await s.transport.get(`/pull/${entity}/readyfornext`);
+    const reply = await s.transport.call('readyfornext', { entity });
     if (reply.body.ready === true) return;
-    if (polls >= s.config.maxReadyPolls) throw new ReverseTransportError('GET', `/pull/${entity}/readyfornext`, `still not ready after ${polls} polls`);
+    if (polls >= s.config.maxReadyPolls) throw new ReverseTransportError('GET', s.transport.pathOf('readyfornext', { entity }), `still not ready after ${polls} polls`);
     s.checkStop();
     await s.sleep(s.config.pollIntervalMs);
   }
@@ -77,16 +78,16 @@ async function pullEntity(s: Session, entity: Entity): Promise<void> {
   let waits = 0;
   for (;;) {
     s.checkStop();
-    const hasmore = member(await s.transport.get(`/pull/${entity}/hasmore`), 'hasmore');
+    const hasmore = member(await s.transport.call('hasmore', { entity }), 'hasmore');
     if (hasmore === 'ready') {
       waits = 0;
-      const next = await s.transport.get(`/pull/${entity}/next`);
+      const next = await s.transport.call('next', { entity });
       await handleItem(s, entity, next.body[noun]);
       await waitReady(s, entity);
     } else if (hasmore === 'waiting') {
       // The service is not ready yet (or an acknowledgement of ours is still open: close it).
       if (++waits > s.config.maxWaits) return;
-      await s.transport.get(`/pull/${entity}/readyfornext`);
+      await s.transport.call('readyfornext', { entity });
       s.checkStop();
       await s.sleep(s.config.pollIntervalMs);
     } else {
@@ -97,11 +98,11 @@ async function pullEntity(s: Session, entity: Entity): Promise<void> {
 
 /** Runs the pull the service asked for (`ping` said `pulling`). */
 export async function runPull(s: Session): Promise<void> {
-  let status = statusOf(await s.transport.get('/upstreamstatus'));
-  let entity = entityIn(await s.transport.get('/entity', [409]));
+  let status = statusOf(await s.transport.call('upstreamstatus'));
+  let entity = entityIn(await s.transport.call('entity', { accept: [409] }));
   if (status === 'waiting') {
-    await s.transport.post('/pull/initialize', {});
-    status = statusOf(await s.transport.get('/upstreamstatus'));
+    await s.transport.call('pullInitialize');
+    status = statusOf(await s.transport.call('upstreamstatus'));
     if (status !== 'initialized') return; // the next pass initializes again
     s.progress++;
     s.emit({ type: 'initialized', kind: 'pull', ...(entity ? { entity } : {}) });
@@ -111,12 +112,12 @@ export async function runPull(s: Session): Promise<void> {
   const done = new Set<Entity>();
   while (entity && !done.has(entity)) {
     await pullEntity(s, entity);
-    await s.transport.post(`/pull/${entity}/finish`, {});
+    await s.transport.call('pullEntityFinish', { entity });
     done.add(entity);
-    entity = entityIn(await s.transport.get('/entity', [409]));
+    entity = entityIn(await s.transport.call('entity', { accept: [409] }));
   }
-  await s.transport.post('/pull/finish', {});
-  statusOf(await s.transport.get('/upstreamstatus'));
+  await s.transport.call('pullFinish');
+  statusOf(await s.transport.call('upstreamstatus'));
   s.run.transactions++;
   s.emit({ type: 'finished', kind: 'pull' });
 }

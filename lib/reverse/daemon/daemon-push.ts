@@ -17,10 +17,17 @@
 import { keyOf, type SortKey } from '../../adapter';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem } from '../../contract/dialects';
+import type { ReverseCallName } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
 import { entityIn, statusOf, type Session } from './daemon-session';
 
 type PushKind = 'push' | 'pingsample';
+
+/** The calls of each kind of push, by their names in the contract's route table. */
+const CALLS = {
+  push: { initialize: 'pushInitialize', page: 'pushPage', entityFinish: 'pushEntityFinish', finish: 'pushFinish' },
+  pingsample: { initialize: 'pingsampleInitialize', page: 'pingsamplePage', entityFinish: 'pingsampleEntityFinish', finish: 'pingsampleFinish' },
+} as const satisfies Record<PushKind, Record<string, ReverseCallName>>;
 
 /** Where the keyset walk starts for a `cursoroffset` (undefined: from the start). */
 export function startAfter(cursor: unknown, fresh: boolean): SortKey | undefined {
@@ -38,7 +45,7 @@ interface PageBuffer {
 
 async function flush(s: Session, kind: PushKind, entity: Entity, buffer: PageBuffer): Promise<void> {
   const body = `{"${entity}":[${buffer.items.join(',')}]}`;
-  const reply = await s.transport.post(`/${kind}/${entity}`, body);
+  const reply = await s.transport.call(CALLS[kind].page, { entity, body });
   // A service that does not say how many it received: count what was sent.
   const received = typeof reply.body.received === 'number' ? reply.body.received : buffer.items.length;
   const refused = Array.isArray(reply.body.refused) ? reply.body.refused.length : 0;
@@ -101,14 +108,15 @@ async function pushEntity(s: Session, kind: PushKind, entity: Entity, cursor: un
 
 /** Runs the push the service asked for (`ping` said `fetchingremote`). */
 export async function runPush(s: Session): Promise<void> {
-  const kind: PushKind = (await s.transport.get('/strategy')).body.strategy === 'pingsample' ? 'pingsample' : 'push';
-  let status = statusOf(await s.transport.get('/upstreamstatus'));
-  let entity = entityIn(await s.transport.get('/entity', [409]));
-  let cursor = (await s.transport.get('/cursoroffset')).body.cursoroffset;
+  const kind: PushKind = (await s.transport.call('strategy')).body.strategy === 'pingsample' ? 'pingsample' : 'push';
+  const calls = CALLS[kind];
+  let status = statusOf(await s.transport.call('upstreamstatus'));
+  let entity = entityIn(await s.transport.call('entity', { accept: [409] }));
+  let cursor = (await s.transport.call('cursoroffset')).body.cursoroffset;
   const fresh = status === 'waiting';
   if (fresh) {
-    await s.transport.post(`/${kind}/initialize`, {});
-    status = statusOf(await s.transport.get('/upstreamstatus'));
+    await s.transport.call(calls.initialize);
+    status = statusOf(await s.transport.call('upstreamstatus'));
     if (status !== 'initialized') return; // the next pass initializes again
     s.progress++;
     s.emit({ type: 'initialized', kind });
@@ -117,16 +125,16 @@ export async function runPush(s: Session): Promise<void> {
   } else return;
   if (entity === 'products') {
     await pushEntity(s, kind, 'products', cursor, fresh);
-    await s.transport.post(`/${kind}/products/finish`, {});
-    cursor = (await s.transport.get('/cursoroffset')).body.cursoroffset;
-    entity = entityIn(await s.transport.get('/entity', [409]));
+    await s.transport.call(calls.entityFinish, { entity: 'products' });
+    cursor = (await s.transport.call('cursoroffset')).body.cursoroffset;
+    entity = entityIn(await s.transport.call('entity', { accept: [409] }));
   }
   if (entity === 'orders') {
     await pushEntity(s, kind, 'orders', cursor, fresh);
-    await s.transport.post(`/${kind}/orders/finish`, {});
+    await s.transport.call(calls.entityFinish, { entity: 'orders' });
   }
-  await s.transport.post(`/${kind}/finish`, {});
-  statusOf(await s.transport.get('/upstreamstatus'));
+  await s.transport.call(calls.finish);
+  statusOf(await s.transport.call('upstreamstatus'));
   s.run.transactions++;
   s.emit({ type: 'finished', kind });
 }

@@ -5,6 +5,7 @@
  * member and treat anything else as its absence, so do we.
  */
 import { isEntity } from '../../contract/entities';
+import { UPSTREAM_STATUS_MEMBERS } from '../../contract/messages';
 import type { Entity } from '../../contract/webhook';
 import type { DaemonConfig, DaemonEvent, DaemonReport } from './daemon-options';
 import type { Reply, Transport } from './daemon-transport';
@@ -31,10 +32,10 @@ export class StopRequested extends Error {
   override readonly name = 'StopRequested';
 }
 
-/** The connection status of an `upstreamstatus` (or initialize) reply: either member name. */
+/** The connection status of an `upstreamstatus` (or initialize) reply: the first of `UPSTREAM_STATUS_MEMBERS` present. */
 export function statusOf(reply: Reply): string | undefined {
-  const s = reply.body.upstreamstatus ?? reply.body.connectionstatus;
-  return typeof s === 'string' ? s : undefined;
+  const found = UPSTREAM_STATUS_MEMBERS.map((m) => reply.body[m]).find((v) => v !== undefined && v !== null);
+  return typeof found === 'string' ? found : undefined;
 }
 
 /** The entity of a `GET entity` reply, if it names one. */

@@ -13,6 +13,8 @@ import { readCappedBody } from '../../http/capped-body';
 import type { ExchangeResponse } from '../../http/exchange';
 import { networkFailure } from '../../http/network-failure';
 import { retryDecision, type AttemptFailure } from '../../http/retry';
+import { reverseRoute, reverseUrl, type ReverseCallName } from '../../contract/reverse-routes';
+import type { Entity } from '../../contract/webhook';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { DaemonConfig } from './daemon-options';
 
@@ -22,13 +24,28 @@ export interface Reply {
   readonly body: Record<string, unknown>;
 }
 
+/** What a call carries beside its name. */
+export interface CallOptions {
+  /** The entity of a per-entity call. */
+  readonly entity?: Entity;
+  /** The item id of an acknowledgement (`:id`; percent-encoded on the way). */
+  readonly id?: string;
+  /** The JSON body of a POST (a string is sent as it is; default `{}`). */
+  readonly body?: unknown;
+  /** Non-2xx statuses answered as replies instead of errors. */
+  readonly accept?: readonly number[];
+}
+
 export interface Transport {
   /** `GET {serviceUrl}/`: resolves on a 2xx, throws otherwise (deployed daemons check this before anything else). */
   reach(): Promise<void>;
-  /** A GET under `{P}`. `accept` lists non-2xx statuses answered as replies instead of errors. */
-  get(path: string, accept?: readonly number[]): Promise<Reply>;
-  /** A POST under `{P}` with a JSON body (a string is sent as it is). */
-  post(path: string, body: unknown): Promise<Reply>;
+  /**
+   * A call of the contract's reverse route table, by name (`call('hasmore', {entity: 'orders'})`):
+   * its method and its path under `{P}` come from the table, never from the caller.
+   */
+  call(name: ReverseCallName, options?: CallOptions): Promise<Reply>;
+  /** The path after `{P}` a call goes to (for messages). */
+  pathOf(name: ReverseCallName, options?: Pick<CallOptions, 'entity' | 'id'>): string;
 }
 
 class AttemptError extends Error {
@@ -100,9 +117,18 @@ export function createTransport(config: DaemonConfig, sleep: (ms: number) => Pro
     }
   }
 
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<Reply> {
+  /** The route's path after `{P}`, its `:id` filled with the id percent-encoded (any store id arrives whole). */
+  function pathOf(name: ReverseCallName, options: Pick<CallOptions, 'entity' | 'id'> = {}): string {
+    const { path } = reverseRoute(name, options.entity);
+    return options.id === undefined ? path : path.replace(':id', encodeURIComponent(options.id));
+  }
+
+  async function call(name: ReverseCallName, options: CallOptions = {}): Promise<Reply> {
+    const { method } = reverseRoute(name, options.entity);
+    const path = pathOf(name, options);
+    const body = method === 'GET' ? undefined : (options.body ?? {});
     const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const reply = await withRetries(method, config.base + path, path, text, accept);
+    const reply = await withRetries(method, reverseUrl(config.serviceUrl, config.pathKey, path), path, text, options.accept ?? []);
     if (!isObject(reply.body)) throw new ReverseTransportError(method, path, 'unexpected reply: not a JSON object');
     return { status: reply.status, body: reply.body };
   }
@@ -111,7 +137,7 @@ export function createTransport(config: DaemonConfig, sleep: (ms: number) => Pro
     async reach() {
       await withRetries('GET', `${config.serviceUrl}/`, '/', undefined, []);
     },
-    get: (path, accept) => call('GET', path, undefined, accept),
-    post: (path, body) => call('POST', path, body ?? {}),
+    call,
+    pathOf,
   };
 }

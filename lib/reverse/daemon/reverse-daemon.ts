@@ -83,14 +83,14 @@ async function pass(config: DaemonConfig, transport: Transport, waker: Waker, ru
   };
   if (reach) await transport.reach();
   let asked = false;
-  if (member(await transport.get('/ping'), 'connectionstatus') === 'fetchingremote') {
-    const strategy = member(await transport.get('/strategy'), 'strategy');
+  if (member(await transport.call('ping'), 'connectionstatus') === 'fetchingremote') {
+    const strategy = member(await transport.call('strategy'), 'strategy');
     emit({ type: 'mode', mode: strategy === 'pingsample' ? 'pingsample' : 'push' });
     asked = true;
     await runPush(s);
   }
   s.checkStop();
-  if (member(await transport.get('/ping'), 'connectionstatus') === 'pulling') {
+  if (member(await transport.call('ping'), 'connectionstatus') === 'pulling') {
     emit({ type: 'mode', mode: 'pull' });
     asked = true;
     await runPull(s);

@@ -12,7 +12,7 @@ import type { GuardedAdapter } from '../../adapter-guard';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem, type Dialect } from '../../contract/dialects';
 import { entityOf, perEntity } from '../../contract/entities';
-import { REVERSE_FAILURE_CODES, type ConnectionStatus } from '../../contract/messages';
+import { REVERSE_FAILURE_CODES, UPSTREAM_STATUS_MEMBERS, type ConnectionStatus, type UpstreamStatus } from '../../contract/messages';
 import { parseWire } from '../../contract/parse';
 import { InitializeBodySchema, type ReverseCallName, type ReverseRoute } from '../../contract/reverse-routes';
 import type { Entity } from '../../contract/webhook';
@@ -66,8 +66,8 @@ function answer<T>(r: MachineResult<T>, body: (v: T) => Record<string, unknown>)
   return r.ok ? { status: 200, body: body(r.value) } : { status: r.status, body: { error: r.error } };
 }
 
-/** The status under both member names: deployed daemons read `upstreamstatus`, the spec prints `connectionstatus`. */
-const statusBody = (s: ConnectionStatus) => ({ upstreamstatus: s, connectionstatus: s });
+/** The status under both member names (`UPSTREAM_STATUS_MEMBERS`): deployed daemons read `upstreamstatus`, the spec prints `connectionstatus`. */
+const statusBody = (s: ConnectionStatus) => Object.fromEntries(UPSTREAM_STATUS_MEMBERS.map((m) => [m, s])) as UpstreamStatus;
 const acknowledged = (v: { duplicate: boolean }) => (v.duplicate ? { ok: true, duplicate: true } : { ok: true });
 
 function entityOfRoute(ctx: CallContext): Entity {

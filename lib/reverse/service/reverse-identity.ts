@@ -221,8 +221,8 @@ async function withServiceId<E extends Entity>(ctx: IdentityContext, entity: E, 
 async function ordersAsService(ctx: IdentityContext, order: Order): Promise<Order> {
   const lineIds = (order.orderItems ?? []).flatMap((line) => (line.id ? [line.id] : []));
   const products = await ctx.identity.serviceIdsOf('products', lineIds);
-  const buyerNumber = order.buyer?.id !== undefined && /^\d{16}$/.test(order.buyer.id) ? Number(order.buyer.id) : undefined;
-  const buyerText = buyerNumber !== undefined && isMappedBuyerId(buyerNumber) ? (await ctx.identity.buyerTexts([buyerNumber])).get(buyerNumber) : undefined;
+  const buyerNumber = order.buyer?.id !== undefined && isMappedBuyerId(order.buyer.id) ? Number(order.buyer.id) : undefined;
+  const buyerText = buyerNumber !== undefined ? (await ctx.identity.buyerTexts([buyerNumber])).get(buyerNumber) : undefined;
   let out = order;
   if (products.size > 0) out = { ...out, orderItems: out.orderItems!.map((line) => (line.id && products.has(line.id) ? { ...line, id: products.get(line.id)! } : line)) };
   if (buyerText !== undefined) {

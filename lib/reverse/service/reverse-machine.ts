@@ -155,6 +155,11 @@ export class ReverseConnectionMachine {
 
   // ---- reads ------------------------------------------------------------------------------
 
+  /** The state (the live object: read it, do not change or keep it). */
+  get state(): Readonly<MachineState> {
+    return this.s;
+  }
+
   get status(): ConnectionStatus {
     return this.s.status;
   }

@@ -14,6 +14,8 @@ import { ENTITIES } from '../../contract/entities';
 export interface ReverseMetrics {
   call(connection: string, call: string, status: number): void;
   delayed(connection: string, seconds: number): void;
+  /** A call ran again: another service over the same state store (a replica) changed its connection meanwhile. */
+  conflict(connection: string): void;
   /** Adds what the counters moved by during a call. */
   counts(connection: string, before: Readonly<Record<Entity, EntityCounts>>, after: Readonly<Record<Entity, EntityCounts>>): void;
 }
@@ -23,7 +25,9 @@ export function createReverseMetrics(target: Registry | Metrics): ReverseMetrics
   const calls = metrics.counter({ name: 'reverse_calls_total', help: 'Reverse-connection daemon calls answered, by connection, call and HTTP status', labelNames: ['connection', 'call', 'status'] });
   const delays = metrics.histogram({ name: 'reverse_call_delay_seconds', help: 'Answers delayed because the connection called faster than maxCallsPerSecond, and by how long', labelNames: ['connection'], buckets: [...LATENCY_BUCKETS_SECONDS] });
   const items = metrics.counter({ name: 'reverse_items_total', help: 'Items of reverse connections by connection, entity and what happened (the status view counters)', labelNames: ['connection', 'entity', 'outcome'] });
+  const conflicts = metrics.counter({ name: 'reverse_state_conflicts_total', help: 'Reverse calls run again because another replica changed their connection meanwhile', labelNames: ['connection'] });
   return {
+    conflict: (connection) => conflicts.inc({ connection }),
     call: (connection, call, status) => calls.inc({ connection, call, status: String(status) }),
     delayed: (connection, seconds) => delays.observe({ connection }, seconds),
     counts(connection, before, after) {

@@ -10,7 +10,9 @@
  *   `idMap`), the last `keep…` of each;
  * - `N:sample`: the last sample push's first items;
  * - `N:id:…`, `N:buyer:…`: the id map itself, one record per link, never trimmed (`reverse-identity.ts`).
- * The records of a transaction are deleted when it ends. Every call's changes go in one atomic batch.
+ * The records of a transaction are deleted when it ends. Every call's changes go in one atomic batch,
+ * with the state record, guarded by the state record as the call read it (`writeIf`): services
+ * sharing the store serve the same connections (docs/deployment.md "Replicas").
  */
 import type { Entity } from '../../contract/webhook';
 import {
@@ -39,14 +41,22 @@ export interface PersistenceConfig {
   readonly keepMappings: number;
 }
 
-/** A connection as loaded: its machine and the records the status view shows. */
+/** A connection as loaded: its machine, and the state record it was read from (the guard of its next write). */
 export interface LoadedConnection {
   readonly machine: ReverseConnectionMachine;
+  sample: SampleRecord | null;
+  /** The state record exactly as stored (`null`: none yet). A write is applied only while the store still holds it. */
+  stored: string | null;
+  /** The state's revision in the store (0: none yet); every write stores the next one, so no two writes store the same text. */
+  rev: number;
+  /** The state's signature as last stored (to skip writing an unchanged state). */
+  saved: string;
+}
+
+/** The failure records and id-map log the status view shows. */
+export interface ConnectionRecords {
   readonly failures: FailureRecord[];
   readonly mappings: IdMapping[];
-  sample: SampleRecord | null;
-  /** The state as last written (to skip writing an unchanged state). */
-  saved: string;
 }
 
 const CHUNK = 5000;
@@ -57,6 +67,8 @@ const chunks = (n: number) => Math.ceil(n / CHUNK);
 
 export class ConnectionPersistence {
   private readonly prefix: string;
+  /** The running transaction's records read so far (written once, never changed: safe to keep). */
+  private readonly records = new Map<string, string[]>();
   /** The connection's id map, in the same store under the same prefix (never trimmed). */
   readonly identity: ConnectionIdentity;
 
@@ -73,29 +85,53 @@ export class ConnectionPersistence {
     return this.prefix + parts.join(':');
   }
 
-  /** Reads the connection back (a fresh one when the store has nothing for it). */
-  async load(machineConfig: Partial<MachineConfig>): Promise<LoadedConnection> {
+  /**
+   * The connection as the store holds it now: one read of the state record (and the sample), and
+   * `cached` reused when the record is the one it was read from. Otherwise another service over the
+   * same store (a replica) changed it: the machine is rebuilt from the record, and the running
+   * transaction's item lists and received pages are read (only those not read before: they are
+   * written once and never changed, so a kept copy stays right).
+   */
+  async fresh(machineConfig: Partial<MachineConfig>, cached?: LoadedConnection, shared = true): Promise<LoadedConnection> {
+    // One process only (`stateShared: false`): what is in memory is what is stored.
+    if (cached && !shared) return cached;
     const head = await this.store.read([this.key('state'), this.key('sample')]);
-    const stateText = head.get(this.key('state'));
+    const stateText = head.get(this.key('state')) ?? null;
+    if (cached && cached.stored === stateText) return cached;
     const sampleText = head.get(this.key('sample'));
     const sample = sampleText ? (JSON.parse(sampleText) as SampleRecord) : null;
-    if (stateText === undefined) {
+    if (stateText === null) {
+      this.records.clear();
       const machine = new ReverseConnectionMachine(machineConfig);
-      return { machine, failures: [], mappings: [], sample, saved: this.signature(machine.drain().state) };
+      return { machine, sample, stored: null, rev: 0, saved: this.signature(machine.state) };
     }
-    const state = parseState(stateText);
-    const keys = [...this.recordKeys('failure', state.failureSeq, this.config.keepFailures), ...this.recordKeys('map', state.mappingSeq, this.config.keepMappings), ...this.transactionKeys(state)];
-    const rows = await this.store.read(keys);
-    const records = <T>(kind: string, seq: number, keep: number): T[] =>
-      this.recordKeys(kind, seq, keep).flatMap((k) => (rows.has(k) ? [JSON.parse(rows.get(k)!) as T] : []));
-    const machine = new ReverseConnectionMachine(machineConfig, state, this.transactionRecords(state, rows));
-    return {
-      machine,
-      failures: records<FailureRecord>('failure', state.failureSeq, this.config.keepFailures),
-      mappings: records<IdMapping>('map', state.mappingSeq, this.config.keepMappings),
-      sample,
-      saved: this.signature(state),
-    };
+    const state = parseState(stateText) as MachineState & { rev?: number };
+    const rev = typeof state.rev === 'number' ? state.rev : 0;
+    delete state.rev;
+    const keys = this.transactionKeys(state);
+    const missing = keys.filter((k) => !this.records.has(k));
+    if (missing.length > 0) {
+      const rows = await this.store.read(missing);
+      for (const k of missing) {
+        const text = rows.get(k);
+        if (text === undefined) throw new Error(`the reverse-connection state is incomplete: record ${k.slice(this.prefix.length)} is missing`);
+        this.records.set(k, JSON.parse(text) as string[]);
+      }
+    }
+    const wanted = new Set(keys);
+    for (const k of this.records.keys()) if (!wanted.has(k)) this.records.delete(k);
+    const machine = new ReverseConnectionMachine(machineConfig, state, this.transactionRecords(state));
+    return { machine, sample, stored: stateText, rev, saved: this.signature(state) };
+  }
+
+  /** The failure records and id-map log of the state `loaded` holds (the status view; not needed by daemon calls). */
+  async recordsOf(loaded: LoadedConnection): Promise<ConnectionRecords> {
+    const state = loaded.machine.state;
+    const failureKeys = this.recordKeys('failure', state.failureSeq, this.config.keepFailures);
+    const mapKeys = this.recordKeys('map', state.mappingSeq, this.config.keepMappings);
+    const rows = await this.store.read([...failureKeys, ...mapKeys]);
+    const records = <T>(keys: string[]): T[] => keys.flatMap((k) => (rows.has(k) ? [JSON.parse(rows.get(k)!) as T] : []));
+    return { failures: records<FailureRecord>(failureKeys), mappings: records<IdMapping>(mapKeys) };
   }
 
   private recordKeys(kind: string, seq: number, keep: number): string[] {
@@ -115,15 +151,11 @@ export class ConnectionPersistence {
     return ENTITIES.flatMap((e) => Array.from({ length: c.pages[e] }, (_, i) => this.key('rx', c.transaction, e, i + 1)));
   }
 
-  private transactionRecords(state: MachineState, rows: ReadonlyMap<string, string>) {
+  private transactionRecords(state: MachineState) {
     const c = state.current;
-    const read = (key: string): string[] => {
-      const text = rows.get(key);
-      if (text === undefined) throw new Error(`the reverse-connection state is incomplete: record ${key.slice(this.prefix.length)} is missing`);
-      return JSON.parse(text) as string[];
-    };
     if (!c) return {};
     const keys = this.transactionKeys(state);
+    const read = (key: string): string[] => this.records.get(key)!;
     if (c.kind === 'pull') return { pullIds: keys.flatMap(read) };
     const received: Partial<Record<Entity, string[]>> = {};
     for (const e of ENTITIES) received[e] = keys.filter((k) => k.startsWith(this.key('rx', c.transaction, e, ''))).flatMap(read);
@@ -138,21 +170,30 @@ export class ConnectionPersistence {
   }
 
   /**
-   * Writes what changed since the last save (one atomic batch; nothing when nothing changed) and
-   * updates the loaded connection's records. Throws when the store fails: reload the connection then.
+   * Writes what changed since the last save in one atomic batch, with the state record and its
+   * next revision, guarded by the record as read (`writeIf`): resolves `false`, writing nothing,
+   * when another service changed the connection since (the caller reads it again and repeats its
+   * call). Nothing is written when nothing changed. Throws when the store fails: reload then.
    */
-  async save(loaded: LoadedConnection, extra: readonly StateChange[] = []): Promise<void> {
+  async save(loaded: LoadedConnection, extra: readonly StateChange[] = []): Promise<boolean> {
     const { state, effects } = loaded.machine.drain();
     const changes: StateChange[] = effects.flatMap((e) => this.effectChanges(e));
     const signature = this.signature(state);
-    if (signature !== loaded.saved) changes.push({ key: this.key('state'), value: JSON.stringify(state) });
     changes.push(...extra);
-    if (changes.length > 0) await this.store.write(changes);
-    loaded.saved = signature;
-    for (const e of effects) {
-      if (e.type === 'failure') keepLast(loaded.failures, e.record, this.config.keepFailures);
-      else if (e.type === 'mapping') keepLast(loaded.mappings, e.record, this.config.keepMappings);
+    if (changes.length === 0 && signature === loaded.saved) return true;
+    const rev = loaded.rev + 1;
+    const text = JSON.stringify({ ...state, rev });
+    changes.push({ key: this.key('state'), value: text });
+    const guard = { key: this.key('state'), expected: loaded.stored };
+    if (this.store.writeIf) {
+      if (!(await this.store.writeIf(guard, changes))) return false;
+    } else {
+      await this.store.write(changes);
     }
+    loaded.stored = text;
+    loaded.rev = rev;
+    loaded.saved = signature;
+    return true;
   }
 
   /** The change that stores the last sample push. */
@@ -191,7 +232,3 @@ export class ConnectionPersistence {
   }
 }
 
-function keepLast<T>(list: T[], item: T, keep: number): void {
-  list.push(item);
-  if (list.length > keep) list.splice(0, list.length - keep);
-}

@@ -15,20 +15,48 @@ import { createReverseMetrics, type ReverseMetrics } from './reverse-metrics';
 import { createMemoryStateStore, type ReverseStateStore } from './reverse-state-store';
 import type { ThrottleConfig } from './reverse-throttle';
 
-/** One connection the service serves. */
+/** One connection the service serves: its `key`, or the key's SHA-256 (`keyDigest`) so the key itself need not be stored. */
 export interface ReverseConnectionOption {
-  /** The key in the daemon's paths (the deployed daemons make 256 `[A-Z0-9]`). */
-  readonly key: string;
+  /** The key in the daemon's paths (the deployed daemons make 256 `[A-Z0-9]`). Give it or `keyDigest`. */
+  readonly key?: string;
+  /** The SHA-256 of the key's UTF-8 bytes, 64 hex digits (`printf %s KEY | sha256sum`): the service compares digests anyway. */
+  readonly keyDigest?: string;
   /** Used by the operator routes, `enqueue`, `status`, logs and the state store instead of the key. Default `connection-<n>`. */
   readonly name?: string;
   /** How items handed out by `next` are written: `spec` (strings, ISO dates) or `click2sync` (numbers, epoch-ms dates). Default: the service's `dialect`. */
   readonly dialect?: DialectName;
 }
 
+/** What `adapterFor` is told about a connection. */
+export interface ConnectionInfo {
+  readonly name: string;
+  readonly dialect: DialectName;
+}
+
 export interface ReverseServiceOptions {
-  /** The service's store: pulls are served from it, normal push pages are written into it. */
-  readonly adapter: StoreAdapter | GuardedAdapter;
-  /** The connections served (a key alone, or `{key, name, dialect}`). */
+  /**
+   * The service's store: pulls are served from it, normal push pages are written into it. Shared
+   * by every connection unless `adapterFor` gives each its own (then it may be omitted).
+   */
+  readonly adapter?: StoreAdapter | GuardedAdapter;
+  /**
+   * Each connection's own store (multi-tenant: two connections pushing the same `_id` keep
+   * separate catalogs). Called once per connection name, on its first call; the service closes
+   * what it returns when the connection is removed or the service closes. Without it every
+   * connection shares `adapter`.
+   *
+   * @example A table prefix per connection in one SQL database (what `reverse-service --connections` does):
+   * ```ts
+   * const main = await openSqlAdapter('postgres://app@db/sync');
+   * createReverseService({
+   *   connections,
+   *   stateStore: await createSqlReverseStateStore(main),
+   *   adapterFor: ({ name }) => createSqlAdapter({ db: main.db, tablePrefix: `storebridge_c_${name}_`, destroyOnClose: false }),
+   * });
+   * ```
+   */
+  readonly adapterFor?: (connection: ConnectionInfo) => StoreAdapter | GuardedAdapter | Promise<StoreAdapter | GuardedAdapter>;
+  /** The connections served (a key alone, or `{key | keyDigest, name, dialect}`); `ReverseService.setConnections` replaces them while it runs. */
   readonly connections: ReadonlyArray<string | ReverseConnectionOption>;
   /** The dialect of connections that name none. Default `spec`. */
   readonly dialect?: DialectName;
@@ -38,6 +66,13 @@ export interface ReverseServiceOptions {
    * SQL adapter's database, `createRedisStateStore(redis)` in Redis.
    */
   readonly stateStore?: ReverseStateStore;
+  /**
+   * Whether other services may write the state store too (replicas). Then each call reads the
+   * connection's state record first (one keyed read) and writes guarded by it. `false` (one process
+   * only) skips that read while the connection is in memory. Default: `true`, except for the memory
+   * store the service creates itself (nothing else can reach it).
+   */
+  readonly stateShared?: boolean;
   /** How long an item handed out by `next` stays reserved (ms). Default 60 000. */
   readonly leaseMs?: number;
   /** A running transaction with no daemon call for this long ends as `expired`, so the queue moves on (ms). Default 900 000 (15 min). */
@@ -92,11 +127,16 @@ export interface ConnectionConfig {
 }
 
 export interface ServiceConfig {
-  readonly adapter: GuardedAdapter;
+  /** The dialect of connections that name none. */
+  readonly defaultDialect: Dialect;
+  readonly adapter?: GuardedAdapter;
+  readonly adapterFor?: ReverseServiceOptions['adapterFor'];
   readonly connections: readonly ConnectionConfig[];
   readonly stateStore: ReverseStateStore;
   /** Whether the service created the state store (and closes it). */
   readonly ownsStateStore: boolean;
+  /** Whether other services may write the state store (`stateShared`). */
+  readonly stateShared: boolean;
   readonly leaseMs: number;
   readonly transactionIdleMs: number;
   readonly sampleKeep: number;
@@ -126,20 +166,23 @@ const ConnectionSchema = z.union(
   [
     KeySchema,
     z.strictObject({
-      key: KeySchema,
+      key: KeySchema.optional(),
+      keyDigest: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the SHA-256 of the key)').optional(),
       name: z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`).regex(NO_CONTROL, 'must not contain control characters').optional(),
       dialect: opt.oneOf(DIALECT_NAMES).optional(),
     }),
   ],
-  { error: 'must be a key, or {key, name?, dialect?}' },
+  { error: 'must be a key, or {key | keyDigest, name?, dialect?}' },
 );
 const duration = (what: string) => opt.int({ min: 1, max: 31 * 86_400_000, unit: what }).optional();
 
 /** The service's options, declared once (lib/options.ts: a bad value or an unknown name throws InvalidOptionError). */
 const parseOptions = defineOptions('createReverseService', {
-  adapter: opt.object<StoreAdapter | GuardedAdapter>("an adapter (the service's store)"),
+  adapter: opt.object<StoreAdapter | GuardedAdapter>("an adapter (the service's store)").optional(),
+  adapterFor: opt.fn<NonNullable<ReverseServiceOptions['adapterFor']>>('a function of a connection returning its adapter').optional(),
   connections: z.array(ConnectionSchema, { error: 'must be a non-empty array of keys or {key, name, dialect}' }).min(1, 'must be a non-empty array of keys or {key, name, dialect}'),
   dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  stateShared: z.boolean({ error: 'must be true or false' }).optional(),
   stateStore: opt.object<ReverseStateStore>('a ReverseStateStore ({read, write})', (v) => typeof (v as ReverseStateStore).read === 'function' && typeof (v as ReverseStateStore).write === 'function').optional(),
   leaseMs: duration('ms'),
   transactionIdleMs: duration('ms'),
@@ -158,7 +201,7 @@ const parseOptions = defineOptions('createReverseService', {
 });
 
 /** Names unique, keys unique (compared by digest), each connection's dialect resolved. */
-function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fallback: Dialect): ConnectionConfig[] {
+export function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fallback: Dialect): ConnectionConfig[] {
   const names = new Set<string>();
   const digests = new Set<string>();
   return list.map((entry, i) => {
@@ -166,7 +209,8 @@ function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fa
     const name = e.name ?? `connection-${i + 1}`;
     if (names.has(name)) throw new InvalidOptionError(`connections[${i}].name`, `"${name}" is used twice`);
     names.add(name);
-    const digest = digestOf(e.key);
+    if ((e.key === undefined) === (e.keyDigest === undefined)) throw new InvalidOptionError(`connections[${i}]`, 'give key or keyDigest (one of them)');
+    const digest = e.key !== undefined ? digestOf(e.key) : Buffer.from(e.keyDigest!, 'hex');
     if (digests.has(digest.toString('hex'))) throw new InvalidOptionError(`connections[${i}].key`, 'the same key is used twice');
     digests.add(digest.toString('hex'));
     return { name, digest, dialect: e.dialect ? dialectOf(e.dialect) : fallback };
@@ -176,11 +220,15 @@ function connectionsOf(list: ReadonlyArray<string | ReverseConnectionOption>, fa
 export function parseServiceOptions(options: ReverseServiceOptions): ServiceConfig {
   const o = parseOptions(options);
   const dialect = dialectOf(o.dialect ?? DEFAULT_DIALECT);
+  if (!o.adapter && !o.adapterFor) throw new InvalidOptionError('adapter', "an adapter (the service's store) is required, or adapterFor (one per connection)");
   return {
-    adapter: guardAdapter(o.adapter),
+    ...(o.adapter ? { adapter: guardAdapter(o.adapter) } : {}),
+    ...(o.adapterFor ? { adapterFor: o.adapterFor } : {}),
     connections: connectionsOf(o.connections, dialect),
+    defaultDialect: dialect,
     stateStore: o.stateStore ?? createMemoryStateStore(),
     ownsStateStore: o.stateStore === undefined,
+    stateShared: o.stateShared ?? o.stateStore !== undefined,
     leaseMs: o.leaseMs ?? 60_000,
     transactionIdleMs: o.transactionIdleMs ?? 900_000,
     sampleKeep: o.sampleKeep ?? 10,

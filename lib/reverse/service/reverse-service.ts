@@ -5,9 +5,11 @@
  *
  * A call is matched to its route in the contract's `REVERSE_ROUTES` and run by the handler of that
  * name (`reverse-handlers.ts`) against the connection's state machine. Per connection, calls are
- * serialized; the connection's state is loaded from the state store on first use, and what a call
- * changed is written back, in one batch, before it is answered. A call that fails (store or state
- * store) answers 500 and leaves the connection as last saved: it is read back on the next call.
+ * serialized; each call reads the connection's state record from the state store (the machine in
+ * memory is reused while the record is unchanged), and what the call changed is written back, in
+ * one batch guarded by that record, before it is answered: services over one state store serve the
+ * same connections (replicas; `withConnection`). A call that fails (store or state store) answers
+ * 500 and leaves the connection as last saved: it is read back on the next call.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,12 +27,13 @@ import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, T
 import { ConnectionPersistence, type LoadedConnection, type SampleRecord } from './reverse-persistence';
 import type { StateChange } from './reverse-state-store';
 import { CallThrottle, type ThrottleCounts } from './reverse-throttle';
-import { digestOf, parseServiceOptions, type ConnectionConfig, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
+import { connectionsOf, digestOf, parseServiceOptions, type ConnectionConfig, type ReverseConnectionOption, type ReverseServiceOptions, type ServiceConfig } from './reverse-service-options';
+import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 
 export { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 export type { ReverseResponse } from './reverse-handlers';
 export type { SampleRecord } from './reverse-persistence';
-export type { ReverseConnectionOption, ReverseServiceOptions } from './reverse-service-options';
+export type { ConnectionInfo, ReverseConnectionOption, ReverseServiceOptions } from './reverse-service-options';
 
 /** One daemon call, framework-free. */
 export interface ReverseRequest {
@@ -93,17 +96,47 @@ export interface ReverseService {
   knows(key: string): boolean;
   /** The names of the connections served. */
   connectionNames(): string[];
+  /**
+   * Replaces the connections served (the registry changed): new ones are served at once, changed
+   * keys or dialects apply to the next call, and a removed connection's running transaction ends
+   * as `cancelled`; its daemon's calls are then answered 404 with the members a deployed daemon
+   * reads as "nothing to do" (`connectionstatus: "idle"`, `hasmore: "done"`, …; the kit's daemon
+   * stops at a 404). Its state stays in the state store: added again under the same name, it
+   * resumes its queue and counters. Throws `InvalidOptionError` (changing nothing) on a bad list.
+   * Resolves once the removed connections are wound down.
+   */
+  setConnections(connections: ReadonlyArray<string | ReverseConnectionOption>): Promise<void>;
   /** Waits for the calls in progress and closes the state store when the service created it. */
   close(): Promise<void>;
 }
 
 interface Runtime {
-  readonly config: ConnectionConfig;
+  config: ConnectionConfig;
   readonly persistence: ConnectionPersistence;
   loaded?: LoadedConnection;
+  /** `progressOf` as this process last saw it. */
+  progress?: number;
+  /** The connection's own store (`adapterFor`), opened on first use. */
+  adapter?: Promise<GuardedAdapter>;
 }
 
+/** Runs of one call when other services keep changing its connection meanwhile (each run re-reads the state). */
+const MAX_ATTEMPTS = 20;
 const NOT_FOUND: ReverseResponse = { status: 404, body: { error: 'not found' } };
+/**
+ * The answer to a daemon of a removed connection: 404 (the kit's daemon stops at once) whose body
+ * also carries, for the calls deployed daemons poll, the member they read as "nothing to do"
+ * (they ignore status codes and read members: spec/click2sync-as-deployed.md §2.1): `ping` idle,
+ * `upstreamstatus` finished, `hasmore` done, `readyfornext` true, `mode` idle.
+ */
+const REMOVED_ERROR = 'this connection was removed from the service';
+const REMOVED_MEMBERS: Partial<Record<string, Record<string, unknown>>> = {
+  ping: { connectionstatus: 'idle' },
+  mode: { mode: 'idle' },
+  upstreamstatus: { upstreamstatus: 'finished', connectionstatus: 'finished' },
+  hasmore: { hasmore: 'done' },
+  readyfornext: { ready: true },
+};
 const FAILED_STORE = "the service's store failed; try the call again";
 const FAILED_STATE = "the service could not read or save the connection's state; try the call again";
 
@@ -118,6 +151,27 @@ function pathIdsOf(raw: string): { ok: true; ids: string[] } | { ok: false; erro
   const ids = decoded !== undefined && decoded !== raw ? [raw, decoded] : [raw];
   if (ids.some(hasForbiddenCharacter)) return { ok: false, error: `the item id in the path must not contain ${FORBIDDEN_CHARACTERS}` };
   return { ok: true, ids };
+}
+
+/** The answer to a call of a removed connection (see `REMOVED_MEMBERS`). */
+function removedAnswer(request: ReverseRequest): ReverseResponse {
+  const match = matchReverseRoute(String(request.method).toUpperCase(), String(request.path));
+  const members = match.ok ? REMOVED_MEMBERS[match.route.name] : undefined;
+  return { status: 404, body: { error: REMOVED_ERROR, ...members } };
+}
+
+/**
+ * How far a connection's transactions have moved, from its shared state: items acknowledged by
+ * the daemon (not those the service gave up) and items new to a push. The pace's progress credit
+ * (`reverse-throttle.ts`) is given when it grows, whichever replica's call made it grow: each
+ * replica reads it from the state its calls load, so a daemon alternating between replicas earns
+ * its credit on both.
+ */
+function progressOf(loaded: LoadedConnection | undefined): number | undefined {
+  if (!loaded) return undefined;
+  let p = 0;
+  for (const c of Object.values(loaded.machine.counts)) p += c.succeeded + c.failed - c.unacknowledged + c.received + c.sampled;
+  return p;
 }
 
 function checkRequest(request: TransactionRequest): TransactionRequest {
@@ -160,20 +214,34 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
 
 /** The service: the connections by name and by key, each with its state, one call at a time per connection. */
 class ReverseServiceCore implements ReverseService {
-  private readonly runtimes: Runtime[];
-  private readonly byName: Map<string, Runtime>;
+  private runtimes: Runtime[];
+  private byName: Map<string, Runtime>;
+  /** Digests of connections removed while this process runs (their daemons get the removed answer). */
+  private readonly removed = new Set<string>();
   private readonly mutex = new KeyedMutex();
   private readonly machineConfig: { leaseMs: number; transactionIdleMs: number; maxDeliveries: number };
   private readonly throttle: CallThrottle;
   readonly maxPushPageItems: number;
 
   constructor(private readonly config: ServiceConfig) {
-    const keep = { keepFailures: config.keepFailures, keepMappings: config.keepMappings };
-    this.runtimes = config.connections.map((c): Runtime => ({ config: c, persistence: new ConnectionPersistence(config.stateStore, c.name, keep) }));
+    this.runtimes = config.connections.map((c) => this.runtimeOf(c));
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
     this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs, maxDeliveries: config.maxDeliveries };
     this.throttle = new CallThrottle(config.throttle);
     this.maxPushPageItems = config.pageBounds.maxItems;
+  }
+
+  private runtimeOf(c: ConnectionConfig): Runtime {
+    return { config: c, persistence: new ConnectionPersistence(this.config.stateStore, c.name, { keepFailures: this.config.keepFailures, keepMappings: this.config.keepMappings }) };
+  }
+
+  /** The connection's store: its own (`adapterFor`, opened once) or the service's. */
+  private adapterOf(r: Runtime): Promise<GuardedAdapter> {
+    if (!this.config.adapterFor) return Promise.resolve(this.config.adapter!);
+    r.adapter ??= Promise.resolve(this.config.adapterFor({ name: r.config.name, dialect: r.config.dialect.name })).then(guardAdapter);
+    // A failed open is tried again on the next call.
+    r.adapter.catch(() => (r.adapter = undefined));
+    return r.adapter;
   }
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
@@ -191,40 +259,62 @@ class ReverseServiceCore implements ReverseService {
   }
 
   /**
-   * Runs `fn` on the connection, one call at a time: loads it when needed, lets a transaction with
-   * no daemon call for too long expire, then saves what changed (with `extra` changes) in one batch.
+   * Runs `fn` on the connection, one call at a time in this process: reads the connection's state
+   * record (one keyed read; the machine in memory is reused while the record is unchanged), lets a
+   * transaction with no daemon call for too long expire, then saves what changed (with `extra`
+   * changes) in one batch guarded by the record as read. When another service over the same store
+   * (a replica) changed the connection in between, nothing is written: the state is read again and
+   * `fn` runs again on it (up to `MAX_ATTEMPTS` times), so the call is answered as if it had come
+   * after the other service's. `fn` must therefore leave nothing but its store writes behind (they
+   * are idempotent: a page upserted twice is the same page); `done` runs once, after the save.
    * On any failure the connection is dropped from memory, to be read back from the store.
    */
-  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[] }>): Promise<R> {
+  private withConnection<R>(r: Runtime, fn: (loaded: LoadedConnection) => Promise<{ result: R; extra?: StateChange[]; done?: () => void }>): Promise<R> {
     return this.mutex.run(r.config.name, async () => {
-      try {
-        const loaded = await this.load(r);
-        loaded.machine.expire(this.config.now());
-        const { result, extra } = await fn(loaded);
+      for (let attempt = 1; ; attempt++) {
         try {
-          await r.persistence.save(loaded, extra);
+          const loaded = await this.load(r);
+          loaded.machine.expire(this.config.now());
+          const { result, extra, done } = await fn(loaded);
+          let saved: boolean;
+          try {
+            saved = await r.persistence.save(loaded, extra);
+          } catch (err) {
+            throw new ReverseStateError(r.config.name, 'save', { cause: err });
+          }
+          if (saved) {
+            done?.();
+            return result;
+          }
+          r.loaded = undefined;
+          this.config.metrics?.conflict(r.config.name);
+          if (attempt >= MAX_ATTEMPTS) throw new ReverseStateError(r.config.name, 'save', { cause: new Error(`another service changed the connection ${MAX_ATTEMPTS} times during this call`) });
+          // A short random pause, so that two replicas retrying the same moment do not collide again.
+          await delay(Math.floor(Math.random() * 5 * attempt));
         } catch (err) {
-          throw new ReverseStateError(r.config.name, 'save', { cause: err });
+          r.loaded = undefined;
+          throw err;
         }
-        return result;
-      } catch (err) {
-        r.loaded = undefined;
-        throw err;
       }
     });
   }
 
   private async load(r: Runtime): Promise<LoadedConnection> {
-    if (r.loaded) return r.loaded;
     try {
-      return (r.loaded = await r.persistence.load(this.machineConfig));
+      return (r.loaded = await r.persistence.fresh(this.machineConfig, r.loaded, this.config.stateShared));
     } catch (err) {
       throw new ReverseStateError(r.config.name, 'load', { cause: err });
     }
   }
 
-  private view(r: Runtime, loaded: LoadedConnection): ConnectionStatusView {
+  private async view(r: Runtime, loaded: LoadedConnection): Promise<ConnectionStatusView> {
     const m = loaded.machine;
+    let records;
+    try {
+      records = await r.persistence.recordsOf(loaded);
+    } catch (err) {
+      throw new ReverseStateError(r.config.name, 'load', { cause: err });
+    }
     return {
       connection: r.config.name,
       dialect: r.config.dialect.name,
@@ -236,8 +326,8 @@ class ReverseServiceCore implements ReverseService {
       current: m.currentView(this.config.now()),
       queue: m.queued(),
       ...m.countsByEntity(),
-      failures: [...loaded.failures],
-      idMap: [...loaded.mappings],
+      failures: records.failures,
+      idMap: records.mappings,
       lastSample: loaded.sample,
       transactions: [...m.history],
       throttle: { ...this.throttle.countsOf(r.config.name), maxCallsPerSecond: this.config.throttle.perSecond },
@@ -256,7 +346,7 @@ class ReverseServiceCore implements ReverseService {
         identity: r.persistence.identity,
         connection: r.config.name,
         dialect: r.config.dialect,
-        adapter: this.config.adapter,
+        adapter: await this.adapterOf(r),
         pathIds,
         body,
         now: this.config.now(),
@@ -272,14 +362,18 @@ class ReverseServiceCore implements ReverseService {
       };
       const result = await ROUTE_HANDLERS[route.name](ctx);
       if (sample) loaded.sample = sample;
-      if (before) this.config.metrics!.counts(r.config.name, before, loaded.machine.counts);
-      return { result, extra: sample ? [...extra, r.persistence.sampleChange(sample)] : extra };
+      const after = before && structuredClone(loaded.machine.counts);
+      return {
+        result,
+        extra: sample ? [...extra, r.persistence.sampleChange(sample)] : extra,
+        done: after ? () => this.config.metrics!.counts(r.config.name, before, after) : undefined,
+      };
     });
   }
 
   async handle(request: ReverseRequest): Promise<ReverseResponse> {
     const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
-    if (!r) return NOT_FOUND;
+    if (!r) return this.removed.size > 0 && this.removed.has(digestOf(typeof request.key === 'string' ? request.key : '').toString('hex')) ? removedAnswer(request) : NOT_FOUND;
     const name = r.config.name;
     const turn = this.throttle.turn(name);
     if ('refused' in turn) {
@@ -291,6 +385,11 @@ class ReverseServiceCore implements ReverseService {
       await delay(turn.delayMs);
     }
     const response = await this.dispatch(r, request);
+    const progress = progressOf(r.loaded);
+    if (progress !== undefined) {
+      if (r.progress !== undefined && progress > r.progress) this.throttle.credit(name);
+      r.progress = progress;
+    }
     this.config.metrics?.call(name, response.call, response.status);
     return { status: response.status, body: response.body, ...(turn.busy ? { close: true } : {}) };
   }
@@ -334,11 +433,11 @@ class ReverseServiceCore implements ReverseService {
 
   status(name: string): Promise<ConnectionStatusView> {
     const r = this.byNameOrThrow(name);
-    return this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }));
+    return this.withConnection(r, async (loaded) => ({ result: await this.view(r, loaded) }));
   }
 
   statuses(): Promise<ConnectionStatusView[]> {
-    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: this.view(r, loaded) }))));
+    return Promise.all(this.runtimes.map((r) => this.withConnection(r, async (loaded) => ({ result: await this.view(r, loaded) }))));
   }
 
   connectionOf(ref: string): string | undefined {
@@ -354,8 +453,51 @@ class ReverseServiceCore implements ReverseService {
     return this.runtimes.map((r) => r.config.name);
   }
 
+  async setConnections(connections: ReadonlyArray<string | ReverseConnectionOption>): Promise<void> {
+    if (!Array.isArray(connections)) throw new InvalidOptionError('connections', 'expected an array of keys or {key | keyDigest, name, dialect}');
+    const next = connectionsOf(connections, this.config.defaultDialect);
+    const names = new Set(next.map((c) => c.name));
+    const gone = this.runtimes.filter((r) => !names.has(r.config.name));
+    this.runtimes = next.map((c) => {
+      const r = this.byName.get(c.name);
+      if (!r) return this.runtimeOf(c);
+      r.config = c; // a new key or dialect: the next call uses it; the state stays
+      return r;
+    });
+    this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
+    const live = new Set(this.runtimes.map((r) => r.config.digest.toString('hex')));
+    for (const d of this.removed) if (live.has(d)) this.removed.delete(d);
+    for (const r of gone) if (!live.has(r.config.digest.toString('hex'))) this.removed.add(r.config.digest.toString('hex'));
+    await Promise.all(gone.map((r) => this.windDown(r)));
+  }
+
+  /** A removed connection: its running transaction ends as cancelled (state kept), its store closed. */
+  private async windDown(r: Runtime): Promise<void> {
+    try {
+      await this.withConnection(r, async (loaded) => {
+        const c = loaded.machine.cancel(this.config.now());
+        return { result: c.ok };
+      });
+    } catch (err) {
+      this.config.onError(err, { connection: r.config.name, call: 'remove connection' });
+    }
+    await this.closeAdapter(r);
+  }
+
+  private async closeAdapter(r: Runtime): Promise<void> {
+    const opened = r.adapter;
+    r.adapter = undefined;
+    if (!opened) return;
+    try {
+      await (await opened).close?.();
+    } catch {
+      // A store that failed to open or to close has nothing left to release here.
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.runtimes.map((r) => this.mutex.run(r.config.name, async () => undefined)));
+    await Promise.all(this.runtimes.map((r) => this.closeAdapter(r)));
     if (this.config.ownsStateStore) await this.config.stateStore.close?.();
   }
 }

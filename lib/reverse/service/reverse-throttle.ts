@@ -11,7 +11,19 @@
  * many calls at once reach it, never a daemon waiting for each answer) is refused (429) without
  * taking a turn, so parallel floods cannot queue without bound.
  *
- * The pace is per process: services sharing a state store each allow `perSecond`.
+ * **Progress credit.** A call that moves a transaction on (an item acknowledged for the first time,
+ * a push page with items new to the push; read from the shared state, so every replica sees it)
+ * does not count against the pace, and gives back the turns taken since the previous one (`credit`): a working daemon's item cycle (`hasmore`, `next`,
+ * `succeded`, `readyfornext`: 4 calls) fits in the burst, so the pace never holds it back (the
+ * kit's own daemon moves hundreds of items a second). Calls faster than the pace are still told to
+ * close their HTTP connection (`busy`, on a clock the credit does not move), progress or not: a
+ * deployed daemon opens a client per call and never closes one, so a fast one would otherwise pile
+ * sockets up (the bindings skip the close for a client reusing its connection). A daemon asking for the same item again and again makes
+ * no progress (an item the service gives up after `maxDeliveries` earns nothing either), so a
+ * crash loop is still held to `perSecond`; progress is bounded by the items there are to move.
+ *
+ * The pace is per process and safe to lose (a restart starts with a full burst): replicas sharing
+ * a state store each allow `perSecond`, so a crash loop spread over N replicas costs at most N×.
  */
 
 export interface ThrottleConfig {
@@ -41,6 +53,8 @@ export interface ThrottleCounts {
 
 export class CallThrottle {
   private readonly arrival = new Map<string, number>();
+  /** The same clock without the progress credit: whether a connection calls faster than the pace at all (`busy`). */
+  private readonly raw = new Map<string, number>();
   private readonly counts = new Map<string, ThrottleCounts>();
 
   constructor(
@@ -64,11 +78,24 @@ export class CallThrottle {
       return { refused: true, retryAfterMs: Math.ceil(delayMs - maxDelayMs) };
     }
     this.arrival.set(connection, tat + interval);
+    const rawPrevious = this.raw.get(connection) ?? now;
+    this.raw.set(connection, Math.max(rawPrevious, now) + interval);
     if (delayMs > 0) {
       counts.delayed++;
       counts.delayedMs += delayMs;
     }
-    return { delayMs, busy: previous > now };
+    return { delayMs, busy: rawPrevious > now };
+  }
+
+  /**
+   * A call of `connection` made progress: it does not count against the pace, nor do the calls
+   * since the previous progress (the connection's next calls have the full burst again).
+   */
+  credit(connection: string): void {
+    if (this.config.perSecond <= 0) return;
+    const now = this.clock();
+    const tat = this.arrival.get(connection);
+    if (tat !== undefined && tat > now) this.arrival.set(connection, now);
   }
 
   countsOf(connection: string): ThrottleCounts {
