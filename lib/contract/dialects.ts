@@ -90,6 +90,14 @@ export const STORE_DIALECT = {
   urlUnsafeIdCharacters: '#?/% ',
 } as const;
 
+/**
+ * The interface text prints `push/products/finish` for the normal *order* finish too (a slip; the
+ * deployed daemons call `push/orders/finish`). A reverse service accepts both, whatever the
+ * connection's dialect: while a push expects the `finishes` entity, a finish on `path` finishes it
+ * (docs/reverse-connection.md "Push"). A sample push (`pingsample`) has no such slip.
+ */
+export const PUSH_FINISH_SLIP: { readonly kind: 'push'; readonly path: Entity; readonly finishes: Entity } = { kind: 'push', path: 'products', finishes: 'orders' };
+
 export const DIALECTS: { readonly [N in DialectName]: Dialect } = {
   spec: {
     name: 'spec',

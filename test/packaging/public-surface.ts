@@ -32,7 +32,7 @@ export const PUBLIC_SURFACE: Readonly<Record<string, readonly string[]>> = {
     "MAX_JSON_DEPTH", "MAX_STUB_PAGE_SIZE", "MAX_WRITE_ARRAY_ITEMS", "MODES", "MessageSchema", "ModeSchema", "MoneySchema", "NORMALISATION_KINDS",
     "ORDER_STATUSES", "OkSchema", "OrderByIdResponseSchema", "OrderItemSchema",
     "OrderListResponseSchema", "OrderSchema", "OrderWriteBodySchema", "OrderWriteSuccessSchema",
-    "PING_STATUSES", "PUSH_STRATEGIES", "PagingSchema", "PingSchema", "PriceSchema",
+    "PING_STATUSES", "PUSH_FINISH_SLIP", "PUSH_STRATEGIES", "PagingSchema", "PingSchema", "PriceSchema",
     "ProductByIdResponseSchema", "ProductListResponseSchema", "ProductSchema",
     "ProductWriteBodySchema", "ProductWriteSuccessSchema", "PropertySchema", "PulledOrderSchema",
     "PulledProductSchema", "PushOrdersPageSchema", "PushProductsPageSchema", "PushReceivedSchema",

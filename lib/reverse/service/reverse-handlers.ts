@@ -11,7 +11,7 @@ import { keyOf, type SortKey } from '../../adapter';
 import type { GuardedAdapter } from '../../adapter-guard';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem, type Dialect } from '../../contract/dialects';
-import { entityOf } from '../../contract/entities';
+import { entityOf, perEntity } from '../../contract/entities';
 import { REVERSE_FAILURE_CODES, UPSTREAM_STATUS_MEMBERS, type ConnectionStatus, type UpstreamStatus } from '../../contract/messages';
 import { parseWire } from '../../contract/parse';
 import { InitializeBodySchema, type ReverseCallName, type ReverseRoute } from '../../contract/reverse-routes';
@@ -192,7 +192,8 @@ async function page(ctx: CallContext): Promise<ReverseResponse> {
 function keepSample(ctx: CallContext, entity: Entity, items: readonly object[]): void {
   const transaction = ctx.machine.currentView(ctx.now)!.transaction;
   const previous = ctx.loaded.sample;
-  const sample: SampleRecord = previous && previous.transaction === transaction ? { ...previous, products: [...previous.products], orders: [...previous.orders] } : { transaction, at: ctx.now, products: [], orders: [] };
+  const sample: SampleRecord =
+    previous && previous.transaction === transaction ? { ...previous, ...perEntity((e) => [...(previous[e] ?? [])]) } : { transaction, at: ctx.now, ...perEntity((): unknown[] => []) };
   const kept = sample[entity];
   kept.push(...items.slice(0, Math.max(0, ctx.sampleKeep - kept.length)));
   ctx.keepSample(sample);

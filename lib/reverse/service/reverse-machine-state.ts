@@ -6,13 +6,13 @@
  */
 import type { ConnectionStatus, StorageFailureReport } from '../../contract/messages';
 import type { Entity } from '../../contract/webhook';
-import { ENTITIES } from '../../contract/entities';
+import { ENTITIES, perEntity } from '../../contract/entities';
 
 /** A transaction the operator (or code) asks the daemon to run. */
 export type TransactionRequest =
   | {
       readonly kind: 'pull';
-      /** One entity; without it the pull covers products, then orders (the deployed service's "Send updates"). */
+      /** One entity; without it the pull covers every entity in registry order: products, then orders (the deployed service's "Send updates"). */
       readonly entity?: Entity;
       /** Only these `_id`s (needs `entity`; default: every item of the entity). */
       readonly ids?: readonly string[];
@@ -102,7 +102,7 @@ export interface TransactionSummary {
   readonly endedAt: number;
   readonly outcome: TransactionOutcome;
   /** Pull: items acknowledged per entity; push: distinct items received per entity. */
-  readonly items: { readonly products: number; readonly orders: number };
+  readonly items: Readonly<Record<Entity, number>>;
   /** Pull: items of the entity in progress not acknowledged when it ended (expired or cancelled). */
   readonly remaining?: number;
 }
@@ -150,7 +150,7 @@ export interface PushState {
   readonly startedAt: number;
   touchedAt: number;
   readonly full: boolean;
-  /** The entity whose pages are expected now; `done` once both entity finishes are in. */
+  /** The entity whose pages are expected now (registry order, `pushPhaseAfter`); `done` once every entity's finish is in. */
   phase: Entity | 'done';
   /** Pages received per entity (their new ids are separate records, one per page). */
   readonly pages: Record<Entity, number>;
@@ -191,8 +191,8 @@ export function initialState(): MachineState {
     queue: [],
     current: null,
     transactions: 0,
-    counts: { products: emptyCounts(), orders: emptyCounts() },
-    cursors: { products: 0, orders: 0 },
+    counts: perEntity(emptyCounts),
+    cursors: perEntity(() => 0),
     history: [],
     failureSeq: 0,
     mappingSeq: 0,
@@ -205,7 +205,25 @@ export function parseState(text: string): MachineState {
   if (!s || typeof s !== 'object' || s.version !== 1 || !Array.isArray(s.queue) || !s.counts || !s.cursors || !Array.isArray(s.history)) {
     throw new Error('the stored reverse-connection state is not a version 1 state');
   }
-  // Counters added in later versions of the kit start at 0.
-  for (const e of ENTITIES) s.counts[e] = { ...emptyCounts(), ...s.counts[e] };
+  // Counters added in later versions of the kit start at 0, and so does an entity registered since.
+  for (const e of ENTITIES) {
+    s.counts[e] = { ...emptyCounts(), ...s.counts[e] };
+    s.cursors[e] ??= 0;
+    if (s.current && s.current.kind !== 'pull') {
+      s.current.pages[e] ??= 0;
+      s.current.received[e] ??= 0;
+    }
+  }
   return s;
+}
+
+/** Per-entity zeros (a transaction's page and item counts start so). */
+export const zeroPerEntity = (): Record<Entity, number> => perEntity(() => 0);
+
+/**
+ * The phase a push moves to once `entity`'s finish is in: the next entity in registry order
+ * (`ENTITIES`: products, then orders, then any registered one), else `done`.
+ */
+export function pushPhaseAfter(entity: Entity): Entity | 'done' {
+  return ENTITIES[ENTITIES.indexOf(entity) + 1] ?? 'done';
 }

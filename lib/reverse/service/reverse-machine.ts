@@ -17,6 +17,9 @@ import { REVERSE_FAILURE_CODES, type ConnectionStatus, type HasMore, type Mode, 
 import type { Entity } from '../../contract/webhook';
 import {
   initialState,
+  pushPhaseAfter,
+  zeroPerEntity,
+  type EntityCounts,
   type FailureRecord,
   type IdMapping,
   type MachineState,
@@ -30,7 +33,8 @@ import {
   type TransactionRequest,
   type TransactionSummary,
 } from './reverse-machine-state';
-import { ENTITIES } from '../../contract/entities';
+import { PUSH_FINISH_SLIP } from '../../contract/dialects';
+import { ENTITIES, perEntity } from '../../contract/entities';
 
 export * from './reverse-machine-state';
 
@@ -82,7 +86,7 @@ export interface CurrentView {
   readonly transaction: number;
   readonly kind: TransactionRequest['kind'];
   readonly entities?: readonly Entity[];
-  /** The entity in progress (a push: the one whose pages are expected; absent once both are finished). */
+  /** The entity in progress (a push: the one whose pages are expected; absent once every entity is finished). */
   readonly entity?: Entity;
   readonly phase: string;
   readonly startedAt: number;
@@ -93,12 +97,14 @@ export interface CurrentView {
   readonly remaining?: number;
   readonly leasedId?: string;
   readonly leaseExpired?: boolean;
-  readonly received?: { readonly products: number; readonly orders: number };
+  readonly received?: Readonly<Record<Entity, number>>;
 }
 
 const ok = <T>(value: T): MachineResult<T> => ({ ok: true, value });
 const conflict = (error: string): MachineResult<never> => ({ ok: false, status: 409, error });
 const ENTITIES_IN_ORDER: readonly Entity[] = ENTITIES;
+/** Per entity, the ids a push has received (one empty set per registered entity). */
+const noneReceived = (): Record<Entity, Set<string>> => perEntity(() => new Set<string>());
 
 function copyRequest(request: TransactionRequest): QueuedTransaction {
   if (request.kind === 'pull') {
@@ -128,7 +134,7 @@ export class ReverseConnectionMachine {
   /** Ids of the pull entity in progress. */
   private ids: readonly string[] = [];
   /** Ids received by the running push, per entity. */
-  private received: Record<Entity, Set<string>> = { products: new Set(), orders: new Set() };
+  private received: Record<Entity, Set<string>> = noneReceived();
   private effects: MachineEffect[] = [];
 
   constructor(config: Partial<MachineConfig> = {}, state?: MachineState, records: MachineRecords = {}) {
@@ -160,6 +166,11 @@ export class ReverseConnectionMachine {
 
   get counts(): MachineState['counts'] {
     return this.s.counts;
+  }
+
+  /** A copy of the counters of every registered entity, by entity (the status view's per-entity members). */
+  countsByEntity(): Record<Entity, EntityCounts> {
+    return perEntity((e) => ({ ...this.s.counts[e] }));
   }
 
   get history(): readonly TransactionSummary[] {
@@ -219,26 +230,27 @@ export class ReverseConnectionMachine {
 
   /**
    * The entity of the running transaction (a push: the one whose pages are expected now), else the
-   * one the queued transaction starts with. 409 when nothing is queued, and during a push whose
-   * entities are both finished (only the general finish is left).
+   * one the queued transaction starts with (a push starts with the first entity of the registry).
+   * 409 when nothing is queued, and during a push whose entities are all finished (only the
+   * general finish is left).
    */
   entity(): MachineResult<Entity> {
     const c = this.s.current;
     if (c?.kind === 'pull') return ok(c.entities[c.index]);
-    if (c) return c.phase === 'done' ? conflict(`both entities of this ${c.kind} are finished: call the general finish`) : ok(c.phase);
+    if (c) return c.phase === 'done' ? conflict(`every entity of this ${c.kind} is finished: call the general finish`) : ok(c.phase);
     const head = this.s.queue[0];
     if (!head) return conflict('no transaction is queued for this connection');
-    return ok(head.kind === 'pull' ? head.entities[0] : 'products');
+    return ok(head.kind === 'pull' ? head.entities[0] : ENTITIES_IN_ORDER[0]);
   }
 
   /**
-   * `GET cursoroffset`: where an incremental push of the current entity (products when none) starts:
+   * `GET cursoroffset`: where an incremental push of the current entity (the first, products, when none) starts:
    * the `last_updated` of the last item a normal push received, exactly as it was sent, or 0. A
    * `full` push answers 0 for an entity until a page of it arrives.
    */
   cursorOffset(): number | string {
     const e = this.entity();
-    const entity = e.ok ? e.value : 'products';
+    const entity = e.ok ? e.value : ENTITIES_IN_ORDER[0];
     const c = this.s.current;
     const head = this.s.queue[0];
     const full = c ? c.kind === 'push' && c.full && c.pages[entity] === 0 : head?.kind === 'push' && head.full;
@@ -336,7 +348,7 @@ export class ReverseConnectionMachine {
       aliases: [],
       last: null,
       entityFinished: false,
-      acknowledged: { products: 0, orders: 0 },
+      acknowledged: zeroPerEntity(),
     };
     this.s.current = pull;
     this.setPullItems(pull, ids);
@@ -372,11 +384,11 @@ export class ReverseConnectionMachine {
       startedAt: now,
       touchedAt: now,
       full: head.kind === 'push' && head.full,
-      phase: 'products',
-      pages: { products: 0, orders: 0 },
-      received: { products: 0, orders: 0 },
+      phase: ENTITIES_IN_ORDER[0],
+      pages: zeroPerEntity(),
+      received: zeroPerEntity(),
     };
-    this.received = { products: new Set(), orders: new Set() };
+    this.received = noneReceived();
     this.s.status = 'initialized';
     this.s.finishedUnread = false;
     return ok(this.s.status);
@@ -622,7 +634,7 @@ export class ReverseConnectionMachine {
     if (!r.ok) return r;
     const c = r.value;
     if (c.phase !== entity) {
-      return conflict(c.phase === 'done' || entity === 'products' ? `${call}: the ${entity} part of this ${kind} is finished` : `${call}: finish the products first`);
+      return conflict(c.phase === 'done' || ENTITIES.indexOf(entity) < ENTITIES.indexOf(c.phase) ? `${call}: the ${entity} part of this ${kind} is finished` : `${call}: finish the ${c.phase} first`);
     }
     return ok(undefined);
   }
@@ -655,10 +667,12 @@ export class ReverseConnectionMachine {
   }
 
   /**
-   * An entity's push finish. `path` is the entity in the URL. The spec prints
-   * `push/products/finish` for the normal order finish too: that path finishes the products while
-   * products are expected, and the orders once the products are finished. A repeat of a finish
-   * already done is answered `{duplicate: true}`.
+   * An entity's push finish. `path` is the entity in the URL. The entities finish in registry order
+   * (`ENTITIES`): the finish of the entity expected now moves the push on to the next one (after
+   * the last, `done`); the finish of a later one is 409; a repeat of a finish already done is
+   * answered `{duplicate: true}`. The interface's slip (`PUSH_FINISH_SLIP`): it prints
+   * `push/products/finish` for the normal order finish too, so that path finishes the products
+   * while products are expected, and the orders once they are expected.
    */
   finishPushEntity(kind: PushKind, path: Entity, now: number): MachineResult<{ finished: Entity; duplicate: boolean }> {
     const call = `${kind}/${path}/finish`;
@@ -666,14 +680,14 @@ export class ReverseConnectionMachine {
     if (!r.ok) return r;
     const c = r.value;
     if (c.phase === 'done') return ok({ finished: path, duplicate: true });
-    if (c.phase === 'products') {
-      if (path === 'orders') return conflict(`${call}: finish the products first`);
-      c.phase = 'orders';
-      return ok({ finished: 'products', duplicate: false });
+    const expected = c.phase;
+    const slip = kind === PUSH_FINISH_SLIP.kind && path === PUSH_FINISH_SLIP.path && expected === PUSH_FINISH_SLIP.finishes;
+    if (path === expected || slip) {
+      c.phase = pushPhaseAfter(expected);
+      return ok({ finished: expected, duplicate: false });
     }
-    if (path === 'products' && kind === 'pingsample') return ok({ finished: 'products', duplicate: true });
-    c.phase = 'done';
-    return ok({ finished: 'orders', duplicate: false });
+    if (ENTITIES.indexOf(path) > ENTITIES.indexOf(expected)) return conflict(`${call}: finish the ${expected} first`);
+    return ok({ finished: path, duplicate: true });
   }
 
   /** `push/finish` / `pingsample/finish`: ends the push (status `finishing`). */
@@ -715,7 +729,7 @@ export class ReverseConnectionMachine {
     this.effects.push({ type: 'ended', transaction: c.transaction, listed: c.kind === 'pull' ? { ...c.listed } : {}, pages: c.kind === 'pull' ? {} : { ...c.pages } });
     this.s.current = null;
     this.ids = [];
-    this.received = { products: new Set(), orders: new Set() };
+    this.received = noneReceived();
     // A finish is reported: `finished` until `upstreamstatus` says it once. An expiry or a cancel
     // is nothing the daemon waits to read: the next queued transaction is `waiting` at once.
     this.s.finishedUnread = outcome === 'finished';

@@ -29,11 +29,9 @@ import type { ReverseStateStore, StateChange } from './reverse-state-store';
 import { ENTITIES } from '../../contract/entities';
 
 /** The last sample push received, kept for inspection (never written to the store). */
-export interface SampleRecord {
+export interface SampleRecord extends Readonly<Record<Entity, unknown[]>> {
   readonly transaction: number;
   readonly at: number;
-  readonly products: unknown[];
-  readonly orders: unknown[];
 }
 
 export interface PersistenceConfig {
