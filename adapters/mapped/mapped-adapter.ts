@@ -6,7 +6,7 @@
  * @example Mount it in an Express app:
  * ```ts
  * import express from 'express';
- * import { createStoreRouter } from 'storebridge';
+ * import { createStoreRouter } from 'storebridge/server';
  * import { createMappedAdapter } from 'storebridge/adapters/mapped';
  *
  * const adapter = await createMappedAdapter({ connection: process.env.DATABASE_URL!, map: './storebridge-map.json' });

@@ -118,7 +118,7 @@ function parseOptions(options: OpenApiOptions): DocumentConfig {
  * @example Writing the document of a store mounted at `/sync`:
  * ```ts
  * import { writeFileSync } from 'node:fs';
- * import { createOpenApiDocument } from 'storebridge';
+ * import { createOpenApiDocument } from 'storebridge/openapi';
  *
  * const doc = createOpenApiDocument({ include: ['webhooks'], serverUrl: 'https://shop.example.com/sync' });
  * writeFileSync('openapi.json', JSON.stringify(doc, null, 2));

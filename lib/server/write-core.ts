@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { guardAdapter } from 'storebridge';
+ * import { guardAdapter } from 'storebridge/adapter';
  * import { createMemoryAdapter } from 'storebridge/adapters/memory';
  * import { handleWrite } from 'storebridge/server';
  *
