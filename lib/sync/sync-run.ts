@@ -7,7 +7,9 @@
 import { ENTITIES, type Entity } from '../contract/webhook';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
+import { z } from 'zod';
 import { AdapterError, InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import { messageChain } from '../logger';
 import type { StoreClient } from '../client/store-client';
 import type { WalkAnomaly, WalkPosition } from '../client/catalog-walk';
@@ -37,25 +39,26 @@ function errorSummary(err: unknown): RunError {
   };
 }
 
-function checkOptions(o: SyncRunOptions): void {
-  if (typeof o.connectionId !== 'string' || o.connectionId === '' || o.connectionId.length > 200) {
-    throw new InvalidOptionError('connectionId', 'must be a non-empty string of at most 200 characters');
-  }
-  if (!o.client || typeof o.client.walk !== 'function') throw new InvalidOptionError('client', 'must be a StoreClient');
-  if (!o.checkpoints || typeof o.checkpoints.load !== 'function' || typeof o.checkpoints.save !== 'function') {
-    throw new InvalidOptionError('checkpoints', 'must be a CheckpointStore');
-  }
-  if (o.mode !== undefined && o.mode !== 'full' && o.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
-  if (o.entities !== undefined && (!Array.isArray(o.entities) || o.entities.some((e) => !ENTITIES.includes(e)))) {
-    throw new InvalidOptionError('entities', 'must list "products" and/or "orders"');
-  }
-  if (o.byIdConcurrency !== undefined && (!Number.isSafeInteger(o.byIdConcurrency) || o.byIdConcurrency < 1 || o.byIdConcurrency > 64)) {
-    throw new InvalidOptionError('byIdConcurrency', 'must be an integer from 1 to 64');
-  }
-  if (o.maxResumes !== undefined && (!Number.isSafeInteger(o.maxResumes) || o.maxResumes < 0 || o.maxResumes > 1000)) {
-    throw new InvalidOptionError('maxResumes', 'must be an integer from 0 to 1000');
-  }
-}
+/**
+ * `runSync`'s options, through the toolkit (`lib/options.ts`). The walk's own options (`strategy`,
+ * `concurrency`) and the sink are checked where they are used (the client's walk, `guardAdapter`).
+ */
+const CONNECTION_ID = 'must be a non-empty string of at most 200 characters';
+const checkOptions = defineOptions('runSync', {
+  connectionId: z.string({ error: CONNECTION_ID }).min(1, CONNECTION_ID).max(200, CONNECTION_ID),
+  client: opt.object<StoreClient>('a StoreClient', (c) => typeof (c as Partial<StoreClient>).walk === 'function'),
+  sink: z.custom<StoreAdapter | GuardedAdapter>(() => true),
+  checkpoints: opt.object<CheckpointStore>('a CheckpointStore', (c) => typeof (c as Partial<CheckpointStore>).load === 'function' && typeof (c as Partial<CheckpointStore>).save === 'function'),
+  mode: opt.oneOf(['full', 'incremental']).optional(),
+  entities: z.custom<Entity[]>((v) => Array.isArray(v) && v.every((e) => (ENTITIES as readonly unknown[]).includes(e)), { error: 'must list "products" and/or "orders"' }).optional(),
+  maxResumes: opt.int({ min: 0, max: 1000 }).optional(),
+  strategy: z.custom<SyncRunOptions['strategy']>(() => true).optional(),
+  concurrency: z.custom<number>(() => true).optional(),
+  byIdConcurrency: opt.int({ min: 1, max: 64 }).optional(),
+  signal: z.custom<AbortSignal>(() => true).optional(),
+  onEvent: opt.fn<NonNullable<SyncRunOptions['onEvent']>>().optional(),
+  now: opt.fn<() => number>().optional(),
+});
 
 /** The entities a run walks: those asked for, each one the client must cover; else those the client covers. */
 function entitiesOf(o: SyncRunOptions): readonly Entity[] {
