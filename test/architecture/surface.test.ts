@@ -67,11 +67,10 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/server/router-options.ts': [6, 'checks across options, after defineOptions'],
   'lib/sync/bullmq-sync-queue.ts': [6, 'not converted yet'],
   'lib/sync/bullmq-sync-worker.ts': [5, 'not converted yet'],
-  'lib/sync/interval-scheduler.ts': [2, 'not converted yet'],
   'lib/sync/redis-connect.ts': [2, 'a Redis connection (URL, options or client), not converted yet'],
   'lib/sync/redis-sync-state.ts': [3, 'not converted yet'],
   'lib/sync/sync-connection.ts': [2, 'not converted yet'],
-  'lib/sync/sync-health.ts': [3, 'not converted yet'],
+  'lib/sync/sync-health.ts': [2, 'the health source (a positional argument) and `historySize`, a nested option shared by three factories'],
   'lib/sync/sync-run.ts': [1, 'checks across options (the entities asked for against those the client covers), after defineOptions'],
 };
 
