@@ -11,7 +11,7 @@
  *   npx tsc -p examples --outDir /tmp/sb-examples
  *   NODE_PATH=$PWD/node_modules node --test /tmp/sb-examples/examples/custom-adapter.js
  * (30 tests pass; `test/adapters/examples.test.ts` runs the same suite on it under jest.)
- * In a project of your own, import from 'storebridge' and 'storebridge/conformance' instead of
+ * In a project of your own, import from 'storebridge/adapter' and 'storebridge/conformance' instead of
  * the relative paths below, and put the `runAdapterConformance` call in a test file (jest/vitest:
  * pass their `test` and `describe`).
  *
@@ -34,7 +34,8 @@ import {
   type WriteOptions,
 } from '../lib/adapter';
 import type { AdapterRegistration } from '../lib/adapter-registry';
-import type { Entity, Order, Product } from '../lib/contract/webhook';
+import type { Order, Product } from '../lib/contract/webhook';
+import type { Entity } from '../lib/contract/entities';
 import { DuplicateKeyError } from '../lib/errors';
 import { runAdapterConformance } from '../lib/conformance';
 

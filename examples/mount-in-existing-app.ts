@@ -7,7 +7,7 @@
  *   npx tsc -p examples --outDir /tmp/sb-examples
  *   SVC_KEY=change-me NODE_PATH=$PWD/node_modules node /tmp/sb-examples/examples/mount-in-existing-app.js &
  *   curl -H "SvcKey: change-me" "http://127.0.0.1:8080/sync/products?sortorder=asc&jobid=1"
- * In your own project import from 'storebridge' and 'storebridge/adapters/memory' (or your own
+ * In your own project import from 'storebridge/server' and 'storebridge/adapters/memory' (or your own
  * adapter, see examples/custom-adapter.ts) instead of the relative paths below.
  */
 import express from 'express';

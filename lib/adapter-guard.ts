@@ -10,7 +10,8 @@
  */
 import type { z } from 'zod';
 import { ENTITIES, entityOf, perEntity } from './contract/entities';
-import { IdSchema, OrderSchema, ProductSchema, type Entity, type ItemOf, type Order, type Product } from './contract/webhook';
+import { IdSchema, OrderSchema, ProductSchema, type Order, type Product } from './contract/webhook';
+import type { Entity, ItemOf } from './contract/entities';
 import { describeZodError } from './contract/parse';
 import {
   compareKeys,

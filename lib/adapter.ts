@@ -13,7 +13,8 @@
  *
  * @example A complete adapter over a Map (see examples/custom-adapter.ts for a runnable one):
  * ```ts
- * import { BaseEntityStore, BaseStoreAdapter, compareKeys, type ListOptions, type Product, type Order } from 'storebridge';
+ * import { BaseEntityStore, BaseStoreAdapter, compareKeys } from 'storebridge/adapter';
+ * import type { ListOptions, Product, Order } from 'storebridge';
  *
  * class MapStore<T extends { _id: string; last_updated?: number }> extends BaseEntityStore<T> {
  *   private readonly rows = new Map<string, T>();
@@ -33,7 +34,8 @@
  * }
  * ```
  */
-import type { Entity, ItemOf, Order, Product } from './contract/webhook';
+import type { Order, Product } from './contract/webhook';
+import type { Entity, ItemOf } from './contract/entities';
 import type { SortOrder } from './contract/messages';
 import { entityOf, perEntity, type NaturalKeyOf } from './contract/entities';
 import type { ListFilters } from './contract/query';

@@ -1,51 +1,43 @@
 /**
  * storebridge: keep a store's catalog and orders in sync with a central sync service.
  *
- * The package root is what a store owner mounts and an adapter author implements: the store
- * router, its handlers and bindings and the core they share; the key verifiers and the deployment
- * helpers; the adapter interface, its base classes and guard; and every core error. Each other
- * area has its own entry: `storebridge/contract` (the wire: schemas, converters, route tables,
- * dialects), `storebridge/adapter` (helpers for adapter authors), `storebridge/client`,
- * `storebridge/sync`, `storebridge/reverse`, `storebridge/conformance`, `storebridge/openapi`,
- * `storebridge/dashboard`, `storebridge/adapters/memory`, `storebridge/adapters/sql`,
+ * The package root is deliberately small: the error root `StorebridgeError` and the core errors
+ * every area throws (`InvalidOptionError`, `AdapterError`, `StorageError`, …; their codes are in
+ * docs/errors.md), and the shared types (the wire's items, `StoreAdapter`, `Logger`). Every other
+ * runtime name has exactly one home, its area's entry: `storebridge/server` (the store router, its
+ * handlers, bindings, key verifiers, metrics and HTTP errors), `storebridge/adapter` (the adapter
+ * base classes, guard and helpers), `storebridge/contract` (the wire: schemas, converters, route
+ * tables, dialects), `storebridge/client`, `storebridge/sync`, `storebridge/reverse`,
+ * `storebridge/conformance`, `storebridge/openapi`, `storebridge/dashboard`,
+ * `storebridge/adapters/memory`, `storebridge/adapters/sql`, `storebridge/adapters/mapped`,
  * `storebridge/demo` and `storebridge/host` (running a store as its own process).
- * `test/packaging/public-surface.ts` declares every runtime name each entry exports.
+ * `test/packaging/public-surface.ts` declares every runtime name each entry exports, and
+ * test/architecture/surface.test.ts that no runtime name is exported by two entries
+ * (docs/packaging.md lists the names that moved).
  */
 
-// The store side: router, standalone handlers, bindings, core, keys, shared rate limit, metrics.
-export * from './server';
-
-// The adapter interface and its base classes.
-export {
-  BaseEntityStore,
-  BaseStoreAdapter,
-  compareIds,
-  compareKeys,
-  keyOf,
-  rawJson,
-  isRawJson,
-  resolveWrite,
-  type SortKey,
-  type ListOptions,
-  type SignalOptions,
-  type WriteOptions,
-  type UpsertResult,
-  type RawJsonItem,
-  type EntityStore,
-  type StoreAdapter,
-  type IdempotencyStore,
-  type IdempotencyRecord,
-  type IdempotencyOutcome,
-} from './adapter';
-export { guardAdapter, type GuardOptions, type GuardedAdapter, type GuardedEntityStore } from './adapter-guard';
-export { registerAdapterSpec, type AdapterRegistration } from './adapter-registry';
-
-// Errors (the caller's, the sync engine's and the reverse connection's are in their entries).
+// The core errors (the caller's, the sync engine's, the reverse connection's and the HTTP errors are in their entries).
 export * from './errors';
-export { ConversionError } from './contract/converters';
 
-// The contract's types (its runtime names are under `storebridge/contract`).
-export type { Product, Variation, Availability, Price, Property, Order, OrderItem, Buyer, Address, Money, Shipment, Message, Entity, ItemOf } from './contract/webhook';
+// Shared types (types only: their runtime names are in the areas' entries).
+export type {
+  SortKey,
+  ListOptions,
+  SignalOptions,
+  WriteOptions,
+  UpsertResult,
+  RawJsonItem,
+  EntityStore,
+  StoreAdapter,
+  IdempotencyStore,
+  IdempotencyRecord,
+  IdempotencyOutcome,
+} from './adapter';
+export type { GuardOptions, GuardedAdapter, GuardedEntityStore } from './adapter-guard';
+export type { AdapterRegistration } from './adapter-registry';
+export type { StoreRouterOptions, KeyVerifier } from './server';
+export type { Product, Variation, Availability, Price, Property, Order, OrderItem, Buyer, Address, Money, Shipment, Message } from './contract/webhook';
+export type { Entity, ItemOf } from './contract/entities';
 export type { ReverseProduct, ReverseOrder, ReverseVariation, ReverseOrderItem } from './contract/reverse';
 export type { Dialect, DialectName } from './contract/dialects';
 export type { Logger } from './logger';

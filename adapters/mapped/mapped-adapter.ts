@@ -6,7 +6,7 @@
  * @example Mount it in an Express app:
  * ```ts
  * import express from 'express';
- * import { createStoreRouter } from 'storebridge';
+ * import { createStoreRouter } from 'storebridge/server';
  * import { createMappedAdapter } from 'storebridge/adapters/mapped';
  *
  * const adapter = await createMappedAdapter({ connection: process.env.DATABASE_URL!, map: './storebridge-map.json' });
@@ -21,7 +21,8 @@ import { resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { BaseStoreAdapter, type EntityStore, type IdempotencyStore, type SignalOptions, type StoreAdapter } from '../../lib/adapter';
 import { entityOf, ENTITIES } from '../../lib/contract/entities';
-import type { Entity, ItemOf, Order, Product } from '../../lib/contract/webhook';
+import type { Order, Product } from '../../lib/contract/webhook';
+import type { Entity, ItemOf } from '../../lib/contract/entities';
 import { InvalidOptionError } from '../../lib/errors';
 import { defineOptions, opt } from '../../lib/options';
 import { SqlConnectError } from '../sql/sql-adapter';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import { jsonEqual, sameContent, uniqueKeyOf, type EntityStore, type ListOptions, type SignalOptions, type UpsertResult, type WriteOptions } from '../../lib/adapter';
-import type { Entity } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError, UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import { uniqueKeyOf, UNIQUE_MEMBERS, type UniqueMember, type WriteOptions } from '../../lib/adapter';
-import type { Entity } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError } from '../../lib/errors';
 import { loadKysely, type SqlKind } from '../sql/sql-dialects';
 import { columnText } from '../sql/sql-run';

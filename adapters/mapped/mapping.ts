@@ -22,7 +22,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import * as webhook from '../../lib/contract/webhook';
-import { OrderSchema, ProductSchema, type Entity } from '../../lib/contract/webhook';
+import { OrderSchema, ProductSchema } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { InvalidMappingError } from './mapping-errors';
 import { ENTITIES, entityOf } from '../../lib/contract/entities';
 

@@ -22,7 +22,8 @@ import {
   type WriteOptions,
 } from '../../lib/adapter';
 import { ENTITIES } from '../../lib/contract/entities';
-import type { Entity, Order, Product } from '../../lib/contract/webhook';
+import type { Order, Product } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError } from '../../lib/errors';
 
 interface Row<T> {

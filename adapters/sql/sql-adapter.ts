@@ -19,7 +19,8 @@ import {
   type UpsertResult,
   type WriteOptions,
 } from '../../lib/adapter';
-import type { Entity, Order, Product } from '../../lib/contract/webhook';
+import type { Order, Product } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError, InvalidOptionError, StorebridgeError, UnstorableValueError } from '../../lib/errors';
 import { keysetPredicate, loadKysely, SQL_DIALECTS, SQL_KINDS, SqlDriverUnavailableError, type SqlKind } from './sql-dialects';
 import { dropSqlSchema, migrateSqlSchema, tableNames, type SqlTableNames } from './sql-migrations';

@@ -17,7 +17,7 @@
  */
 import type { Kysely, Migration, MigrationResultSet, MigratorProps, RawBuilder } from 'kysely';
 import { uniqueKeyOf, UNIQUE_MEMBERS } from '../../lib/adapter';
-import type { Entity } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { StorebridgeError } from '../../lib/errors';
 import { loadKysely, SQL_DIALECTS, type SqlKind } from './sql-dialects';
 

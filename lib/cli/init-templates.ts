@@ -73,7 +73,7 @@ const APP_JS = `'use strict';
  * the same for /orders) mounted in an Express app. server.js starts it; test/store.test.js checks it.
  */
 const express = require('express');
-const { createStoreRouter } = require('storebridge');
+const { createStoreRouter } = require('storebridge/server');
 
 /** An Express app serving the store's webhooks at / to callers presenting one of \`keys\`. */
 function createApp({ adapter, keys }) {

@@ -7,7 +7,7 @@
  * only an empty page (offsets) or a missing `next` (cursors) does; pages that bring nothing new
  * stop it instead of letting it loop.
  */
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { Paging, SortOrder } from '../contract/messages';
 import type { ListFilters } from '../contract/query';
 import { compareKeys, keyOf, type SortKey } from '../adapter';

@@ -2,7 +2,8 @@
  * The service-side caller of a store's webhooks (after ky: injectable fetch, normalised retry
  * options, hooks, one error class per failure kind).
  */
-import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
+import type { Order, Product } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { entityOf } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
 import { listFiltersOf, type ListFilters } from '../contract/query';

@@ -10,7 +10,7 @@ import { entityOf } from '../contract/entities';
 import { readItem, type NormalisationKind } from '../contract/item-reader';
 import type { Paging, WriteMessage } from '../contract/messages';
 import { parseWire } from '../contract/parse';
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { StoreAuthError, StoreContractError, type StoreErrorContext } from './client-errors';
 import type { HttpResponse } from './client-transport';
 

@@ -5,7 +5,7 @@
  */
 import { jsonEqual } from '../adapter';
 import { entityOf } from '../contract/entities';
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { readByIdReply, replyJson } from '../client/store-reply';
 import { failed, plural, type Capture, type CheckContext } from './check-context';
 

@@ -2,7 +2,7 @@
  * What the endpoint checks share: the caller they use (no retries), the list of results, and the
  * full walks they read once and judge several times.
  */
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
 import type { StoreClient } from '../client/store-client';
 import type { WalkSummary } from '../client/catalog-walk';

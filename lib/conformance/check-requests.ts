@@ -4,7 +4,7 @@
  */
 import { entityOf } from '../contract/entities';
 import { KEY_HEADERS } from '../contract/dialects';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import type { ListQuery } from '../client/client-urls';
 import { hasErrorMember, textOf, type CheckContext, type CheckLevel } from './check-context';
 

@@ -4,7 +4,7 @@
  */
 import { jsonEqual } from '../adapter';
 import { INTERFACE_LIMITS } from '../contract/limits';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { StoreResponseTooLargeError, StoreTimeoutError } from '../client/client-errors';
 import type { InvalidItem } from '../client/store-reply';
 import { NORMALISATION_KINDS } from '../contract/item-reader';

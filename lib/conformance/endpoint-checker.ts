@@ -10,7 +10,7 @@
  * The checks are strict about transport on purpose: the caller they use does not retry, so a store
  * that drops connections, answers 5xx, rate limits or stalls fails the reads it broke.
  */
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { InvalidOptionError } from '../errors';
 import { createStoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import type { EntityStore, SortKey, StoreAdapter } from '../adapter';
 import { guardAdapter } from '../adapter-guard';
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
 import { keep, live, loadFastCheck, makeItem, order, product, walk, type Case, type Config } from './suite-helpers';
 import { ENTITIES } from '../contract/entities';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { StoreAdapter, UpsertResult, WriteOptions } from '../adapter';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { keep, live, order, product, touch, type Case } from './suite-helpers';
 import { ENTITIES, entityOf } from '../contract/entities';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { StoreAdapter, SortKey } from '../adapter';
 import { guardAdapter } from '../adapter-guard';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
 import { live, loadFastCheck, makeItem, order, product, seed, sorted, walk, type Case } from './suite-helpers';
 import { ENTITIES } from '../contract/entities';

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import type { SortKey, StoreAdapter, WriteOptions } from '../adapter';
 import { compareKeys, keyOf } from '../adapter';
 import { guardAdapter, type GuardedEntityStore } from '../adapter-guard';
-import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
+import type { Order, Product } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { SortOrder } from '../contract/messages';
 
 export interface Config<A extends StoreAdapter> {

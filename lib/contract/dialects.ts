@@ -14,7 +14,8 @@
 import { createHash } from 'node:crypto';
 import { ConversionError } from './converters';
 import { entityOf, type NaturalKeyOf, type ReverseItemOf } from './entities';
-import type { Entity, ItemOf, Order } from './webhook';
+import type { Order } from './webhook';
+import type { Entity, ItemOf } from './entities';
 
 export const DIALECT_NAMES = ['spec', 'click2sync'] as const;
 export type DialectName = (typeof DIALECT_NAMES)[number];

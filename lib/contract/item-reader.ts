@@ -29,7 +29,7 @@ import type { z } from 'zod';
 import { decimalStringToNumber } from './converters';
 import { entityOf } from './entities';
 import { parseWire } from './parse';
-import type { Entity, ItemOf } from './webhook';
+import type { Entity, ItemOf } from './entities';
 
 export const NORMALISATION_KINDS = [
   /** `"50"` where a number belongs. */

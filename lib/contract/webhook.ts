@@ -203,5 +203,3 @@ export type Shipment = z.infer<typeof ShipmentSchema>;
 export type Message = z.infer<typeof MessageSchema>;
 export type Order = z.infer<typeof OrderSchema>;
 
-/** The entities and their item types live in the registry (entities.ts); re-exported here for the many type imports. */
-export type { Entity, ItemOf } from './entities';

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import type { StoreAdapter, WriteOptions } from '../adapter';
 import { guardAdapter, type GuardedEntityStore } from '../adapter-guard';
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { demoOrder, demoOrderCount, demoProduct } from './demo-data';
 
 /** Demo items generated and written per `upsertMany` call while seeding. */

@@ -2,7 +2,9 @@
  * `createOpenApiDocument`: the OpenAPI 3.1 description of the store webhooks and the
  * reverse-connection API, generated from the contract's zod schemas (docs/openapi.md).
  */
+import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
+import { defineOptions } from '../options';
 import { REVERSE_BASE_PATH, WEBHOOK_ROUTES, type WebhookOperation as OperationName } from '../contract';
 import { generateSchemas, referencedComponents, type JsonSchema } from './openapi-schemas';
 import { reversePaths } from './reverse-paths';
@@ -43,8 +45,6 @@ export interface OpenApiDocument {
   };
 }
 
-const KNOWN_OPTIONS = new Set(['include', 'serverUrl', 'paths', 'title', 'version']);
-
 interface DocumentConfig {
   readonly include: ReadonlySet<OpenApiPart>;
   readonly serverUrl: string | undefined;
@@ -53,60 +53,62 @@ interface DocumentConfig {
   readonly version: string;
 }
 
+const SERVER_URL_MESSAGE = 'expected an absolute http(s) URL without credentials, query or fragment';
+const PATH_MESSAGE = 'expected a path starting with "/" (no query, no spaces)';
+
+/** One webhook operation's path: relative, and templated with `{id}` exactly where the route reads an id. */
+function operationPath(name: OperationName) {
+  const wanted = WEBHOOK_ROUTES[name].kind === 'get' ? ['{id}'] : [];
+  return z
+    .string({ error: PATH_MESSAGE })
+    .regex(/^\/[^?#\s]*$/, PATH_MESSAGE)
+    .refine((path) => (path.match(/\{[^}]*\}/g) ?? []).join() === wanted.join(), wanted.length ? 'a by-ID path must contain {id} once and no other template' : 'this path takes no {template}')
+    .optional();
+}
+
+const INCLUDE_MESSAGE = `expected a non-empty array of ${OPENAPI_PARTS.map((p) => `"${p}"`).join(', ')}`;
+
+/** `createOpenApiDocument`'s options, through the toolkit (`lib/options.ts`). */
+const parseDocumentOptions = defineOptions('createOpenApiDocument', {
+  include: z.custom<OpenApiPart[]>((v) => Array.isArray(v) && v.length > 0 && v.every((p) => (OPENAPI_PARTS as readonly unknown[]).includes(p)), { error: INCLUDE_MESSAGE }).optional(),
+  serverUrl: z
+    .string({ error: SERVER_URL_MESSAGE })
+    .refine((v) => {
+      try {
+        const url = new URL(v);
+        return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash;
+      } catch {
+        return false;
+      }
+    }, SERVER_URL_MESSAGE)
+    .optional(),
+  paths: z
+    .strictObject(Object.fromEntries(Object.keys(WEBHOOK_ROUTES).map((name) => [name, operationPath(name as OperationName)])) as Record<OperationName, ReturnType<typeof operationPath>>, {
+      error: (issue) => (issue.code === 'invalid_type' ? 'expected an object of operation name → path' : undefined),
+    })
+    .optional(),
+  title: z.string({ error: 'expected a non-empty string' }).min(1, 'expected a non-empty string').optional(),
+  version: z.string({ error: 'expected a non-empty string' }).min(1, 'expected a non-empty string').optional(),
+});
+
 function parseOptions(options: OpenApiOptions): DocumentConfig {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(key)) throw new InvalidOptionError(key, `unknown option; known: ${[...KNOWN_OPTIONS].join(', ')}`);
-  }
-  const include = options.include ?? OPENAPI_PARTS;
-  if (!Array.isArray(include) || include.length === 0 || include.some((p) => !(OPENAPI_PARTS as readonly string[]).includes(p))) {
-    throw new InvalidOptionError('include', `expected a non-empty array of ${OPENAPI_PARTS.map((p) => `"${p}"`).join(', ')}`);
-  }
-  let serverUrl: string | undefined;
-  if (options.serverUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(options.serverUrl);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-      throw new InvalidOptionError('serverUrl', 'expected an absolute http(s) URL without credentials, query or fragment');
-    }
-    serverUrl = options.serverUrl.replace(/\/+$/, '');
-  }
+  const o = parseDocumentOptions(options);
   const paths = defaultWebhookPaths();
-  if (options.paths !== undefined) {
-    if (!options.paths || typeof options.paths !== 'object') throw new InvalidOptionError('paths', 'expected an object of operation name → path');
-    for (const [name, path] of Object.entries(options.paths)) {
-      if (!Object.prototype.hasOwnProperty.call(WEBHOOK_ROUTES, name)) {
-        throw new InvalidOptionError(`paths.${name}`, `unknown operation; known: ${Object.keys(WEBHOOK_ROUTES).join(', ')}`);
-      }
-      if (typeof path !== 'string' || !/^\/[^?#\s]*$/.test(path)) throw new InvalidOptionError(`paths.${name}`, 'expected a path starting with "/" (no query, no spaces)');
-      const templated = path.match(/\{[^}]*\}/g) ?? [];
-      const wanted = WEBHOOK_ROUTES[name as OperationName].kind === 'get' ? ['{id}'] : [];
-      if (templated.join() !== wanted.join()) {
-        throw new InvalidOptionError(`paths.${name}`, wanted.length ? 'a by-ID path must contain {id} once and no other template' : 'this path takes no {template}');
-      }
-      paths[name as OperationName] = path;
-    }
-    const seen = new Map<string, OperationName>();
-    for (const [name, path] of Object.entries(paths) as [OperationName, string][]) {
-      const where = `${WEBHOOK_ROUTES[name].method} ${path}`;
-      const other = seen.get(where);
-      if (other) throw new InvalidOptionError(`paths.${name}`, `${where} is also ${other}`);
-      seen.set(where, name);
-    }
-  }
-  for (const [option, value] of [['title', options.title], ['version', options.version]] as const) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidOptionError(option, 'expected a non-empty string');
+  for (const [name, path] of Object.entries(o.paths ?? {}) as [OperationName, string | undefined][]) if (path !== undefined) paths[name] = path;
+  // Across operations: two may not share a method and path (the toolkit checks one option at a time).
+  const seen = new Map<string, string>();
+  for (const [name, path] of Object.entries(paths) as [OperationName, string][]) {
+    const where = `${WEBHOOK_ROUTES[name].method} ${path}`;
+    const other = seen.get(where);
+    if (other) throw new InvalidOptionError(`paths.${name}`, `${where} is also ${other}`);
+    seen.set(where, name);
   }
   return {
-    include: new Set(include),
-    serverUrl,
+    include: new Set(o.include ?? OPENAPI_PARTS),
+    serverUrl: o.serverUrl?.replace(/\/+$/, ''),
     paths,
-    title: options.title ?? 'storebridge connector interface',
-    version: options.version ?? '1.0.0',
+    title: o.title ?? 'storebridge connector interface',
+    version: o.version ?? '1.0.0',
   };
 }
 
@@ -118,7 +120,7 @@ function parseOptions(options: OpenApiOptions): DocumentConfig {
  * @example Writing the document of a store mounted at `/sync`:
  * ```ts
  * import { writeFileSync } from 'node:fs';
- * import { createOpenApiDocument } from 'storebridge';
+ * import { createOpenApiDocument } from 'storebridge/openapi';
  *
  * const doc = createOpenApiDocument({ include: ['webhooks'], serverUrl: 'https://shop.example.com/sync' });
  * writeFileSync('openapi.json', JSON.stringify(doc, null, 2));

@@ -13,7 +13,8 @@ import type { OpenApiDocument } from './openapi-document';
  * @example Serving the document beside the store router:
  * ```ts
  * import express from 'express';
- * import { createOpenApiDocument, createStoreRouter, openApiHandler } from 'storebridge';
+ * import { createOpenApiDocument, openApiHandler } from 'storebridge/openapi';
+ * import { createStoreRouter } from 'storebridge/server';
  *
  * const app = express();
  * app.get('/sync/openapi.json', openApiHandler(createOpenApiDocument({ include: ['webhooks'], serverUrl: 'https://shop.example.com/sync' })));

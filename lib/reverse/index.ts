@@ -3,7 +3,7 @@
  * service (`createReverseService`, its state stores and its Express, `node:http` and Fetch
  * bindings) and the store's daemon (`createDaemon`).
  */
-export { createReverseService, REVERSE_BASE_PATH, type ReverseService, type ReverseServiceOptions, type ReverseConnectionOption, type ConnectionInfo, type ReverseRequest, type ReverseResponse, type ConnectionStatusView, type SampleRecord } from './service/reverse-service';
+export { createReverseService, type ReverseService, type ReverseServiceOptions, type ReverseConnectionOption, type ConnectionInfo, type ReverseRequest, type ReverseResponse, type ConnectionStatusView, type SampleRecord } from './service/reverse-service';
 export type {
   TransactionRequest,
   TransactionKind,

@@ -15,7 +15,8 @@ import type { SortKey } from '../adapter';
 import type { SortOrder } from '../contract/messages';
 import { LIST_QUERY, listFiltersOf, parseQuery, type ListQueryValues } from '../contract/query';
 import { MAX_STUB_PAGE_SIZE } from '../contract/limits';
-import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter, type Entity } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { InvalidQueryError } from '../http/http-errors';
 import type { RouterConfig } from './router-options';
 

@@ -6,7 +6,7 @@
  */
 import type { ListedItem } from '../adapter-guard';
 import type { GuardedAdapter, GuardedEntityStore } from '../adapter-guard';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { BYTE_BUCKETS, createMetrics, ITEM_COUNT_BUCKETS, LATENCY_BUCKETS_SECONDS, type Counter, type Histogram, type Metrics, type Registry } from '../metrics';
 
 /** What the core records into. */

@@ -9,7 +9,8 @@
 import { uniqueKeyOf, UNIQUE_MEMBERS } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
 import { entityOf } from '../contract/entities';
-import { hasForbiddenCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Entity, type Product } from '../contract/webhook';
+import { hasForbiddenCharacter, MAX_ID_LENGTH, ORDER_STATUSES, SHIPMENT_STATUSES, type Product } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { quote } from './write-messages';
 
 export interface Findings {

@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { guardAdapter } from 'storebridge';
+ * import { guardAdapter } from 'storebridge/adapter';
  * import { createMemoryAdapter } from 'storebridge/adapters/memory';
  * import { handleWrite } from 'storebridge/server';
  *
@@ -33,7 +33,8 @@ import { entityOf } from '../contract/entities';
 import { deeperThan, MAX_JSON_DEPTH } from '../contract/limits';
 import { findForbiddenKey, findUnknownFields } from '../contract/parse';
 import { parseQuery, WRITE_QUERY } from '../contract/query';
-import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate, type Entity, type ItemOf } from '../contract/webhook';
+import { FORBIDDEN_CHARACTERS, hasUnpairedSurrogate } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { AdapterContractError, DuplicateKeyError } from '../errors';
 import { urlUnsafeCharacters } from './ids';
 import { maxListableItemBytes } from './read-core';

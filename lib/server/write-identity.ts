@@ -8,7 +8,8 @@ import type { GuardedAdapter } from '../adapter-guard';
 import type { IdempotencyOutcome, IdempotencyRecord, IdempotencyStore } from '../adapter';
 import { entityOf } from '../contract/entities';
 import { AdapterContractError } from '../errors';
-import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeySchema, type Entity } from '../contract/webhook';
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeySchema } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { capMessages } from './write-messages';
 
 /** How long a completed write's record answers repeats of its key (Stripe keeps keys 24 hours). */

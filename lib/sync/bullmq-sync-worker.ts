@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import type { StoreAdapter } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';

@@ -5,7 +5,7 @@
  * it stopped.
  */
 import { z } from 'zod';
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import type { WalkPosition } from '../client/catalog-walk';
 import type { NormalisationCounts } from '../client/store-reply';
 import { KeyedMutex } from '../adapter';

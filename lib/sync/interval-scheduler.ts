@@ -3,7 +3,19 @@
  * still going is skipped (counted in `skipped`), not queued. `stop()` clears the timer and waits
  * for a run in progress to finish.
  */
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { defineOptions, opt } from '../options';
+
+const MILLISECONDS = 'must be a positive integer (milliseconds)';
+
+/** The scheduler's options, through the toolkit (`lib/options.ts`). */
+const parseSchedulerOptions = defineOptions('IntervalScheduler', {
+  intervalMs: z.number({ error: MILLISECONDS }).int(MILLISECONDS).min(1, MILLISECONDS).max(Number.MAX_SAFE_INTEGER, MILLISECONDS),
+  task: opt.fn<() => Promise<unknown>>(),
+  runImmediately: opt.boolean().optional(),
+  onError: opt.fn<(err: unknown) => void>().optional(),
+  onSkip: opt.fn<() => void>().optional(),
+});
 
 export interface IntervalSchedulerOptions {
   /** Time between run starts (ms). */
@@ -26,9 +38,7 @@ export class IntervalScheduler {
   runs = 0;
 
   constructor(private readonly options: IntervalSchedulerOptions) {
-    const ms = options.intervalMs;
-    if (!Number.isSafeInteger(ms) || ms < 1) throw new InvalidOptionError('intervalMs', 'must be a positive integer (milliseconds)');
-    if (typeof options.task !== 'function') throw new InvalidOptionError('task', 'must be a function');
+    parseSchedulerOptions(options);
   }
 
   get started(): boolean {

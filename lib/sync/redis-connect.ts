@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { InvalidOptionError } from '../errors';
-import type { RedisConnection } from './redis-sync-state';
+import type { RedisConnection } from './redis-types';
 
 /** ioredis, loaded on first use: importing storebridge never requires it. */
 function loadIoredis(): typeof import('ioredis') {

@@ -15,30 +15,9 @@ import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoi
 import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type LastRunEntity, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
 import { asIoredis } from './redis-connect';
+import type { RedisClientLike } from './redis-types';
 
-/**
- * An ioredis client (`new Redis(…)` from the ioredis package). Declared structurally so that the
- * types of `storebridge/sync` do not need ioredis installed.
- */
-export interface RedisClientLike {
-  duplicate(...args: any[]): unknown;
-  get(...args: any[]): unknown;
-  quit(...args: any[]): unknown;
-}
-
-/** ioredis options (`host`, `port`, `username`, `password`, `db`, `tls`, …), passed as they are. */
-export interface RedisConnectionOptions {
-  host?: string;
-  port?: number;
-  username?: string;
-  password?: string;
-  db?: number;
-  tls?: object;
-  [option: string]: unknown;
-}
-
-/** A Redis URL, ioredis options, or an ioredis client (then its owner closes it). */
-export type RedisConnection = string | RedisConnectionOptions | RedisClientLike;
+export type { RedisClientLike, RedisConnectionOptions, RedisConnection } from './redis-types';
 
 export interface SyncNamespaceOptions {
   /** BullMQ key prefix. Default `storebridge`. */

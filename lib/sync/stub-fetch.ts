@@ -4,7 +4,7 @@
  * mode). A stub whose `last_updated` the sink already holds is current; every other stub (new,
  * changed, or without `last_updated`) is fetched by ID. A stub is never stored as the item.
  */
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import { AdapterError } from '../errors';
 import { compareKeys, type SortKey } from '../adapter';
 import { StoreContractError, StoreNotFoundError } from '../client/client-errors';

@@ -3,7 +3,8 @@
  * schedule. One run at a time; `start()`/`stop()` drive the schedule; `pushOrder` sends an order
  * change to the store and answers with a typed result.
  */
-import type { Entity, ItemOf, Order, Product } from '../contract/webhook';
+import type { Order, Product } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter, type GuardedEntityStore } from '../adapter-guard';
 import { InvalidOptionError } from '../errors';

@@ -3,7 +3,7 @@
  * (fetching the new or changed items of an ids-only list by ID first), count what happened, and
  * save the checkpoint. Page n + 1 is fetched while page n is written (`ReadAhead`).
  */
-import type { Entity, ItemOf } from '../contract/webhook';
+import type { Entity, ItemOf } from '../contract/entities';
 import type { WalkPage, WalkPosition, WalkSummary } from '../client/catalog-walk';
 import { addNormalisations, type InvalidItem, type ItemStub } from '../client/store-reply';
 import { linkedController } from '../client/linked-abort';

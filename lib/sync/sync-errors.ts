@@ -4,7 +4,7 @@
  * lock in `redis-sync-state.ts`.)
  */
 import { StorebridgeError } from '../errors';
-import type { SyncReport } from './sync-run';
+import type { SyncReport } from './sync-types';
 
 /** A run was asked for while the same connection already had one in this process. */
 export class SyncBusyError extends StorebridgeError {

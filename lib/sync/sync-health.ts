@@ -4,8 +4,10 @@
  * `RedisSyncHealth` (in `redis-sync-state.ts`) is shared by every BullMQ worker.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
-import type { Entity } from '../contract/webhook';
+import { defineOptions, opt } from '../options';
+import type { Entity } from '../contract/entities';
 import type { SyncObservation, SyncObserver, SyncOutcome } from './sync-observer';
 
 export interface LastRunEntity {
@@ -185,6 +187,14 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+const MILLISECONDS = 'must be a positive integer (milliseconds)';
+
+/** `syncHealthHandler`'s options, through the toolkit (`lib/options.ts`). */
+const parseHandlerOptions = defineOptions('syncHealthHandler', {
+  staleAfterMs: z.number({ error: MILLISECONDS }).int(MILLISECONDS).min(1, MILLISECONDS).max(Number.MAX_SAFE_INTEGER, MILLISECONDS).optional(),
+  now: opt.fn<() => number>().optional(),
+});
+
 /**
  * The health endpoint: `GET` answers `200` with `SyncHealthBody` (every connection's last run);
  * `GET ?connection=ID` answers that connection's `LastRun` (plus `stale`), or `404 {error}`.
@@ -200,8 +210,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
  */
 export function syncHealthHandler(source: SyncHealthSource, options: SyncHealthHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   if (!source || typeof source.lastRuns !== 'function' || typeof source.lastRun !== 'function') throw new InvalidOptionError('source', 'must be a SyncHealthSource (MemorySyncHealth, RedisSyncHealth, …)');
-  const { staleAfterMs } = options;
-  if (staleAfterMs !== undefined && (!Number.isSafeInteger(staleAfterMs) || staleAfterMs < 1)) throw new InvalidOptionError('staleAfterMs', 'must be a positive integer (milliseconds)');
+  const { staleAfterMs } = parseHandlerOptions(options);
   const now = options.now ?? Date.now;
   const withStale = (r: LastRun, t: number) => ({ ...r, stale: staleAfterMs !== undefined && t - Date.parse(r.at) > staleAfterMs });
 

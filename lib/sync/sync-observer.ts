@@ -3,7 +3,7 @@
  * or skipped tick. The in-process connection (`createSyncConnection({ observers })`) and the
  * BullMQ worker (`createSyncWorker({ observers })`) both report through it.
  */
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import type { SyncReport } from './sync-run';
 import { ENTITIES } from '../contract/entities';
 

@@ -3,33 +3,21 @@
  * checkpoint, the request counters, the lists of quarantined items and anomalies, and the one way
  * to save and to emit. `sync-run.ts` opens and closes it; `sync-entity.ts` fills it page by page.
  */
-import type { Entity } from '../contract/webhook';
+import type { Entity } from '../contract/entities';
 import { perEntity } from '../contract/entities';
 import type { GuardedAdapter } from '../adapter-guard';
 import type { WalkAnomaly } from '../client/catalog-walk';
 import { totalNormalisations, type InvalidItem } from '../client/store-reply';
 import type { EntityProgress, RunCheckpoint, SyncState } from './checkpoint-store';
-import type { EntityReport, RunError, SyncEvent, SyncMode, SyncRunOptions } from './sync-run';
+import type { AbandonedJob, EntityReport, ResumeInfo, RunError, SyncEvent, SyncMode, SyncRunOptions } from './sync-types';
+
+export type { AbandonedJob, ResumeInfo } from './sync-types';
 
 /** The first quarantined items and anomalies a report lists (counts are in the entity reports). */
 export const MAX_LISTED = 100;
 
 /** Resumed runs of one job that may fail before the next run starts a fresh job (`maxResumes`). */
 export const DEFAULT_MAX_RESUMES = 3;
-
-/** The job a resumed run continues: its `jobid`, since when (ISO 8601), and which resume this is (1: the first). */
-export interface ResumeInfo {
-  jobid: number;
-  since: string;
-  resumes: number;
-}
-
-/** A job's checkpoint that this run set aside to start a fresh job, and why. */
-export interface AbandonedJob {
-  jobid: number;
-  since: string;
-  reason: string;
-}
 
 /** An entity report's `count` when the sink could not be counted (the run stopped on a sink failure). */
 export const UNKNOWN_COUNT = -1;

@@ -7,7 +7,9 @@
 import { ENTITIES, type Entity } from '../contract/entities';
 import { guardAdapter, type GuardedAdapter } from '../adapter-guard';
 import type { StoreAdapter } from '../adapter';
+import { z } from 'zod';
 import { AdapterError, InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import { messageChain } from '../logger';
 import type { StoreClient } from '../client/store-client';
 import type { WalkAnomaly, WalkPosition } from '../client/catalog-walk';
@@ -18,98 +20,8 @@ import { SyncBusyError } from './sync-errors';
 import { RunContext, type AbandonedJob, type ResumeInfo } from './sync-run-context';
 import { syncEntity } from './sync-entity';
 
-export type SyncMode = 'full' | 'incremental';
-
-export interface EntityReport extends EntityProgress {
-  /** Distinct items now in the sink; -1 when the run stopped on a sink failure and the sink could not be counted either. */
-  count: number;
-  /** How many normalisations in all (the sum of `normalisations`): the `--json` line's member. The engine always sets it. */
-  normalised?: number;
-  /** The store's last `itemsTotal`; absent when unknown (a placeholder such as 999, or not a count). */
-  itemsTotal?: number;
-  /** Whether the walk reached its end (or, incremental, its boundary). */
-  complete: boolean;
-  /** Why this entity's walk stopped in this run (the other entities were walked all the same). */
-  error?: RunError;
-}
-
-export interface SyncReport {
-  /** Completed, and the store behaved: no invalid item, duplicate or paging anomaly (normalisations are warnings, not failures). */
-  ok: boolean;
-  connection: string;
-  jobid: number;
-  mode: SyncMode;
-  /** This run continued a checkpoint left by an earlier one (`resume` says which). */
-  resumed: boolean;
-  /** The job this run resumed: its `jobid`, since when (ISO 8601), and which resume this is (1: the first). */
-  resume?: ResumeInfo;
-  /** A checkpoint this run set aside to start a fresh job (another mode was asked for, or `maxResumes` resumes failed), and why. */
-  abandoned?: AbandonedJob;
-  /** The entities the connection covers, which this run walked (a products-only store: `['products']`). The engine always sets it. */
-  entities?: Entity[];
-  products: EntityReport;
-  orders: EntityReport;
-  /** HTTP requests (every attempt) and retries, over the whole run including resumed parts. */
-  requests: number;
-  retries: number;
-  durationMs: number;
-  /** The first quarantined items (at most 100; counts are in the entity reports). */
-  invalidItems: InvalidItem[];
-  /** The first anomalies (at most 100). */
-  anomalies: Array<WalkAnomaly & { entity: Entity }>;
-  /** Both entities' normalisations, by kind: what the tolerant reader changed, each one a warning. The engine always sets it. */
-  normalisations?: NormalisationCounts;
-  /** Why the run stopped early; its checkpoint is kept, the next run resumes from it. */
-  error?: RunError;
-}
-
-/** Why a run stopped early: the error's name, code and message (never the key), and what a retry policy needs. */
-export interface RunError {
-  name: string;
-  code?: string;
-  message: string;
-  /** The store's HTTP status, when the store answered. */
-  status?: number;
-  /** False when another attempt cannot help (an untrusted certificate, a refused port). */
-  retryable?: boolean;
-}
-
-export type SyncEvent =
-  | { type: 'run-start'; connection: string; jobid: number; mode: SyncMode; resumed: boolean }
-  /** `totalKnown: false`: the store's `itemsTotal` is a placeholder or not a count, and `itemsTotal` means nothing. */
-  | { type: 'page'; entity: Entity; seen: number; itemsTotal: number; totalKnown?: boolean; written: number; position: WalkPosition | undefined }
-  | { type: 'invalid'; entity: Entity; item: InvalidItem }
-  | { type: 'anomaly'; entity: Entity; anomaly: WalkAnomaly }
-  | { type: 'entity-end'; entity: Entity; report: EntityReport }
-  | { type: 'run-end'; report: SyncReport };
-
-export interface SyncRunOptions {
-  /** Names the connection's state in the checkpoint store. */
-  connectionId: string;
-  client: StoreClient;
-  sink: StoreAdapter | GuardedAdapter;
-  checkpoints: CheckpointStore;
-  /** `full` (default): walk everything `asc`. `incremental`: walk `desc` down to the high water. */
-  mode?: SyncMode;
-  /** Default: those the client covers (`client.config.entities`; both, products first, with a base URL). */
-  entities?: readonly Entity[];
-  /**
-   * Resumed runs of one job that may fail before the next run starts a fresh job instead (default
-   * 3; 0: never resume). A resumed run walks the entities the job had finished again, so no data
-   * freezes; a fresh job also drops a checkpoint that keeps failing (a position the store no longer
-   * serves).
-   */
-  maxResumes?: number;
-  strategy?: 'auto' | 'offset' | 'cursor';
-  /** Parallel offset pages (default 1). */
-  concurrency?: number;
-  /** By-ID reads in flight at once when an ids-only list's stubs are fetched (default 8). */
-  byIdConcurrency?: number;
-  signal?: AbortSignal;
-  onEvent?: (event: SyncEvent) => void;
-  /** Clock (Unix ms), for tests. */
-  now?: () => number;
-}
+export type { SyncMode, EntityReport, SyncReport, RunError, SyncEvent, SyncRunOptions } from './sync-types';
+import type { EntityReport, SyncReport, RunError, SyncRunOptions } from './sync-types';
 
 const running = new WeakMap<CheckpointStore, Set<string>>();
 
@@ -127,25 +39,26 @@ function errorSummary(err: unknown): RunError {
   };
 }
 
-function checkOptions(o: SyncRunOptions): void {
-  if (typeof o.connectionId !== 'string' || o.connectionId === '' || o.connectionId.length > 200) {
-    throw new InvalidOptionError('connectionId', 'must be a non-empty string of at most 200 characters');
-  }
-  if (!o.client || typeof o.client.walk !== 'function') throw new InvalidOptionError('client', 'must be a StoreClient');
-  if (!o.checkpoints || typeof o.checkpoints.load !== 'function' || typeof o.checkpoints.save !== 'function') {
-    throw new InvalidOptionError('checkpoints', 'must be a CheckpointStore');
-  }
-  if (o.mode !== undefined && o.mode !== 'full' && o.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
-  if (o.entities !== undefined && (!Array.isArray(o.entities) || o.entities.some((e) => !ENTITIES.includes(e)))) {
-    throw new InvalidOptionError('entities', `must list ${ENTITIES.map((e) => `"${e}"`).join(', ').replace(/, ([^,]*)$/, ' and/or $1')}`);
-  }
-  if (o.byIdConcurrency !== undefined && (!Number.isSafeInteger(o.byIdConcurrency) || o.byIdConcurrency < 1 || o.byIdConcurrency > 64)) {
-    throw new InvalidOptionError('byIdConcurrency', 'must be an integer from 1 to 64');
-  }
-  if (o.maxResumes !== undefined && (!Number.isSafeInteger(o.maxResumes) || o.maxResumes < 0 || o.maxResumes > 1000)) {
-    throw new InvalidOptionError('maxResumes', 'must be an integer from 0 to 1000');
-  }
-}
+/**
+ * `runSync`'s options, through the toolkit (`lib/options.ts`). The walk's own options (`strategy`,
+ * `concurrency`) and the sink are checked where they are used (the client's walk, `guardAdapter`).
+ */
+const CONNECTION_ID = 'must be a non-empty string of at most 200 characters';
+const checkOptions = defineOptions('runSync', {
+  connectionId: z.string({ error: CONNECTION_ID }).min(1, CONNECTION_ID).max(200, CONNECTION_ID),
+  client: opt.object<StoreClient>('a StoreClient', (c) => typeof (c as Partial<StoreClient>).walk === 'function'),
+  sink: z.custom<StoreAdapter | GuardedAdapter>(() => true),
+  checkpoints: opt.object<CheckpointStore>('a CheckpointStore', (c) => typeof (c as Partial<CheckpointStore>).load === 'function' && typeof (c as Partial<CheckpointStore>).save === 'function'),
+  mode: opt.oneOf(['full', 'incremental']).optional(),
+  entities: z.custom<Entity[]>((v) => Array.isArray(v) && v.every((e) => (ENTITIES as readonly unknown[]).includes(e)), { error: `must list ${ENTITIES.map((e) => `"${e}"`).join(', ').replace(/, ([^,]*)$/, ' and/or $1')}` }).optional(),
+  maxResumes: opt.int({ min: 0, max: 1000 }).optional(),
+  strategy: z.custom<SyncRunOptions['strategy']>(() => true).optional(),
+  concurrency: z.custom<number>(() => true).optional(),
+  byIdConcurrency: opt.int({ min: 1, max: 64 }).optional(),
+  signal: z.custom<AbortSignal>(() => true).optional(),
+  onEvent: opt.fn<NonNullable<SyncRunOptions['onEvent']>>().optional(),
+  now: opt.fn<() => number>().optional(),
+});
 
 /** The entities a run walks: those asked for, each one the client must cover; else those the client covers. */
 function entitiesOf(o: SyncRunOptions): readonly Entity[] {

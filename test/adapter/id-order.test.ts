@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compareIds, compareKeys } from '../../lib';
+import { compareIds, compareKeys } from '../../lib/adapter-kit';
 
 /** The databases' order: UTF-8 bytes (SQLite BINARY, PostgreSQL COLLATE "C", MariaDB binary). */
 const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));

@@ -13,7 +13,8 @@ import { StoreAuthError, StoreContractError } from '../../lib/client/client-erro
 import { createMemoryAdapter } from '../../adapters/memory';
 import { MemoryCheckpointStore, runSync } from '../../lib/sync';
 import { demoCatalog } from '../../lib/demo';
-import { OrderSchema, ProductSchema, type Entity, type Order, type Product } from '../../lib/contract/webhook';
+import { OrderSchema, ProductSchema, type Order, type Product } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { isRawJson } from '../../lib/adapter';
 
 const KEY = 'tolerant-key-123456';

@@ -18,7 +18,7 @@ import { createMappedAdapter, type MappedAdapter } from '../../adapters/mapped';
 import { connectKysely } from '../../adapters/sql/sql-connect';
 import type { SqlKind } from '../../adapters/sql/sql-dialects';
 import type { WriteOptions } from '../../lib/adapter';
-import type { Entity } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError } from '../../lib/errors';
 import { DATABASE_URLS, describeDatabase, uniquePrefix } from '../adapters/sql-databases';
 import { post, startStore } from '../server/helpers';

@@ -403,7 +403,7 @@ describe('a fresh app: npm install <tarball>, nothing else named', () => {
       const compilerOptions = { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, esModuleInterop: true, skipLibCheck: false, types: ['node'], outDir: 'out' };
       writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['app.ts'] }));
       await inRoot(app, process.execPath, [TSC, '-p', 'tsconfig.json']);
-      expect(readFileSync(join(app, 'out', 'app.js'), 'utf8')).toContain('require("storebridge")');
+      expect(readFileSync(join(app, 'out', 'app.js'), 'utf8')).toContain('require("storebridge/server")');
       expect(await runApp('out/app.js', { SVC_KEY: 'k-readme', PORT: String(await freePort()) })).toMatchObject({ status: 200, stderr: '' });
     }, 60_000);
   });

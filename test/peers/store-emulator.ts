@@ -11,7 +11,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NormalisationCountKind, NormalisationCounts } from '../../lib/client/store-reply';
-import type { Entity } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { isRawJson, type StoreAdapter } from '../../lib/adapter';
 import { prng } from '../../lib/demo';
 

@@ -16,9 +16,10 @@ import {
   createReverseFetchHandler,
   createReverseNodeHandler,
   createReverseServiceRouter,
-  REVERSE_BASE_PATH,
+  
   type ReverseServiceRouter,
 } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { InvalidOptionError } from '../../lib/errors';
 
 const KEY = 'router-key-1';

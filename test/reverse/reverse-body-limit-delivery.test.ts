@@ -7,7 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { REVERSE_BASE_PATH } from '../../lib/reverse';
+import { } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { ROOT, type RunningCli } from '../cli/cli-process';
 
 const KEY = 'reverse-413-key';

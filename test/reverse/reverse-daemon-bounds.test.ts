@@ -7,7 +7,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryAdapter } from '../../adapters/memory';
-import { createDaemon, REVERSE_BASE_PATH, type DaemonOptions } from '../../lib/reverse';
+import { createDaemon, type DaemonOptions } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 
 const KEY = 'bounds-key';
 const servers: Server[] = [];

@@ -1,7 +1,8 @@
 import { createMemoryAdapter, MemoryAdapter } from '../../adapters/memory';
 import type { Order, Product } from '../../lib/contract';
 import { demoCatalog } from '../../lib/demo';
-import { createDaemon, FAILURE_CODES, REVERSE_BASE_PATH, type DaemonEvent } from '../../lib/reverse';
+import { createDaemon, FAILURE_CODES, type DaemonEvent } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { KEY, startService, type RunningService } from './reverse-helpers';
 
 /** A store that refuses some products (business check) and cannot write one order (adapter throws). */

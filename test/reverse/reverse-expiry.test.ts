@@ -7,7 +7,8 @@ import request from 'supertest';
 import express from 'express';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { createReverseServiceRouter, REVERSE_BASE_PATH } from '../../lib/reverse';
+import { createReverseServiceRouter, } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 
 const KEY = 'expiry-key';
 const P = `${REVERSE_BASE_PATH}/${KEY}`;

@@ -6,7 +6,8 @@
  */
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoOrderCount } from '../../lib/demo';
-import { createDaemon, REVERSE_BASE_PATH } from '../../lib/reverse';
+import { createDaemon } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { CallThrottle, type Turn } from '../../lib/reverse/service/reverse-throttle';
 
 const delayOf = (t: Turn) => ('refused' in t ? Infinity : t.delayMs);

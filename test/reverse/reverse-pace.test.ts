@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
 import { createMetrics } from '../../lib/metrics';
-import { createReverseNodeHandler, createReverseService, REVERSE_BASE_PATH, type ReverseServiceOptions } from '../../lib/reverse';
+import { createReverseNodeHandler, createReverseService, type ReverseServiceOptions } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { CallThrottle } from '../../lib/reverse/service/reverse-throttle';
 
 const KEY = 'pace-key';

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { createSqlAdapter, createSqlConnectionRegistry } from '../../adapters/sql';
 import { demoCatalog } from '../../lib/demo';
-import { createReverseService, followRegistry, parseConnectionsFile, REVERSE_BASE_PATH } from '../../lib/reverse';
+import { createReverseService, followRegistry, parseConnectionsFile } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { runCli } from '../cli/cli-process';
 import { startServer, waitUntil, lastJsonLine, crashTraces, type CliServer } from '../faults/fault-kit';
 

@@ -9,7 +9,8 @@ import request from 'supertest';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { FORBIDDEN_CHARACTERS } from '../../lib/contract';
 import { demoCatalog } from '../../lib/demo';
-import { createReverseServiceRouter, REVERSE_BASE_PATH } from '../../lib/reverse';
+import { createReverseServiceRouter, } from '../../lib/reverse';
+import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { allItems } from './reverse-helpers';
 
 const KEY = 'surrogate-key-1';

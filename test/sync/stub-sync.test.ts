@@ -12,7 +12,8 @@ import { isRawJson, type StoreAdapter } from '../../lib/adapter';
 import { guardAdapter } from '../../lib/adapter-guard';
 import { RunContext } from '../../lib/sync/sync-run-context';
 import { resolveStubs } from '../../lib/sync/stub-fetch';
-import type { Entity, Order, Product } from '../../lib/contract/webhook';
+import type { Order, Product } from '../../lib/contract/webhook';
+import type { Entity } from '../../lib/contract/entities';
 import { startFakeStore, type FakeStore } from '../client/fake-store';
 
 const KEY = 'stub-sync-key-123456';

@@ -20,7 +20,7 @@ import { MAX_LISTED } from '../../sync/sync-run-context';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { StoreClientOptions } from '../../client/client-options';
 import { STORE_FLAGS, storeTarget } from './store-flags';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { messageChain } from '../../logger';
 import { emptyProgress, UNKNOWN_COUNT } from '../../sync/sync-run-context';
 import { ENTITIES } from '../../contract/entities';

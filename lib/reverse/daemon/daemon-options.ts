@@ -7,7 +7,7 @@ import { guardAdapter, type GuardedAdapter } from '../../adapter-guard';
 import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectName } from '../../contract/dialects';
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { REVERSE_FAILURE_CODES, type Mode } from '../../contract/messages';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';

@@ -14,7 +14,7 @@
 import { ackIdOf } from '../../contract/dialects';
 import { encodeReverseItem } from '../../contract/dialects';
 import { entityOf } from '../../contract/entities';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { ReverseTransportError } from '../reverse-errors';
 import { storePulledItem } from './daemon-store';
 import { entityIn, member, statusOf, type Session } from './daemon-session';

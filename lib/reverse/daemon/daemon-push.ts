@@ -18,7 +18,7 @@ import { keyOf, type SortKey } from '../../adapter';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem } from '../../contract/dialects';
 import type { ReverseCallName } from '../../contract/reverse-routes';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { entityIn, statusOf, type Session } from './daemon-session';
 
 type PushKind = 'push' | 'pingsample';

@@ -6,7 +6,7 @@
  */
 import { isEntity } from '../../contract/entities';
 import { UPSTREAM_STATUS_MEMBERS } from '../../contract/messages';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import type { DaemonConfig, DaemonEvent, DaemonReport } from './daemon-options';
 import type { Reply, Transport } from './daemon-transport';
 

@@ -10,7 +10,8 @@ import type { GuardedAdapter } from '../../adapter-guard';
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
-import type { Entity, ItemOf, Order, Product } from '../../contract/webhook';
+import type { Order, Product } from '../../contract/webhook';
+import type { Entity, ItemOf } from '../../contract/entities';
 import { StorageError } from '../../errors';
 import { FAILURE_CODES } from './daemon-options';
 

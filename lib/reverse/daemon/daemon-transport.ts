@@ -14,7 +14,7 @@ import type { ExchangeResponse } from '../../http/exchange';
 import { networkFailure } from '../../http/network-failure';
 import { retryDecision, type AttemptFailure } from '../../http/retry';
 import { reverseRoute, reverseUrl, type ReverseCallName } from '../../contract/reverse-routes';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { ReverseServiceError, ReverseTransportError } from '../reverse-errors';
 import type { DaemonConfig } from './daemon-options';
 

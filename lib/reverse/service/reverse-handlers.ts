@@ -15,7 +15,7 @@ import { entityOf, perEntity } from '../../contract/entities';
 import { REVERSE_FAILURE_CODES, UPSTREAM_STATUS_MEMBERS, type ConnectionStatus, type UpstreamStatus } from '../../contract/messages';
 import { parseWire } from '../../contract/parse';
 import { InitializeBodySchema, type ReverseCallName, type ReverseRoute } from '../../contract/reverse-routes';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { handOutOf, pushedAsService, type IdentityContext } from './reverse-identity';
 import { aliasesOf, readFailureReport, readPushPage, readStoredId, type PageBounds } from './reverse-items';
 import type { MachineResult, PushKind, ReverseConnectionMachine } from './reverse-machine';

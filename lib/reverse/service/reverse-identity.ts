@@ -20,7 +20,8 @@
 import { createHash } from 'node:crypto';
 import type { GuardedAdapter } from '../../adapter-guard';
 import { buyerIdAsInteger, isMappedBuyerId, mappedBuyerId, type Dialect, type HandOut } from '../../contract/dialects';
-import type { Entity, ItemOf, Order, Product } from '../../contract/webhook';
+import type { Order, Product } from '../../contract/webhook';
+import type { Entity, ItemOf } from '../../contract/entities';
 import type { ReverseStateStore, StateChange } from './reverse-state-store';
 
 interface Link {

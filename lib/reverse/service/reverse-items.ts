@@ -8,7 +8,8 @@
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
-import { hasForbiddenCharacter, MAX_ID_LENGTH, type Entity, type ItemOf } from '../../contract/webhook';
+import { hasForbiddenCharacter, MAX_ID_LENGTH } from '../../contract/webhook';
+import type { Entity, ItemOf } from '../../contract/entities';
 
 const MAX_REPORT_TEXT = 2000;
 const MAX_REASONS = 100;

@@ -5,7 +5,7 @@
  * pulled-id → store-id map) are separate records, written once; this object stays small.
  */
 import type { ConnectionStatus, StorageFailureReport } from '../../contract/messages';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { ENTITIES, perEntity } from '../../contract/entities';
 
 /** A transaction the operator (or code) asks the daemon to run. */

@@ -14,7 +14,7 @@
  * `succeded` / `failed` → `readyfornext` → `hasmore` … See docs/reverse-connection.md.
  */
 import { REVERSE_FAILURE_CODES, type ConnectionStatus, type HasMore, type Mode, type PingStatus, type PushStrategy, type StorageFailureReport } from '../../contract/messages';
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import {
   initialState,
   pushPhaseAfter,

@@ -6,7 +6,7 @@
  * from fixed sets (call names, statuses, entities, counter names) and the connections' configured
  * names, never from request data. Names and labels are listed in docs/observability.md.
  */
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import { LATENCY_BUCKETS_SECONDS, metricsOf, type Metrics, type Registry } from '../../metrics';
 import type { EntityCounts } from './reverse-machine-state';
 import { ENTITIES } from '../../contract/entities';

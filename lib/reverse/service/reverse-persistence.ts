@@ -14,7 +14,7 @@
  * with the state record, guarded by the state record as the call read it (`writeIf`): services
  * sharing the store serve the same connections (docs/deployment.md "Replicas").
  */
-import type { Entity } from '../../contract/webhook';
+import type { Entity } from '../../contract/entities';
 import {
   ReverseConnectionMachine,
   parseState,

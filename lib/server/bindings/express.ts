@@ -33,7 +33,7 @@ function expressAddress(req: IncomingMessage): string | undefined {
  * @example
  * ```ts
  * import express from 'express';
- * import { createStoreRouter } from 'storebridge';
+ * import { createStoreRouter } from 'storebridge/server';
  * import { createMemoryAdapter } from 'storebridge/adapters/memory';
  *
  * const app = express();

@@ -6,7 +6,8 @@ import reverse = require('storebridge/reverse');
 import demo = require('storebridge/demo');
 import conformance = require('storebridge/conformance');
 import openapi = require('storebridge/openapi');
+import server = require('storebridge/server');
 import express = require('express');
 import scenarioModule = require('./scenario.cjs');
 
-scenarioModule.scenario({ main, memory, client, reverse, demo, conformance, openapi, expressApps: { express } }).then((result) => console.log(JSON.stringify({ flavor: 'ts-cjs', ...result })));
+scenarioModule.scenario({ main, memory, client, reverse, demo, conformance, openapi, server, expressApps: { express } }).then((result) => console.log(JSON.stringify({ flavor: 'ts-cjs', ...result })));

@@ -17,7 +17,7 @@ async function scenario(m) {
   for (const [label, express] of Object.entries(m.expressApps)) {
     const app = express();
     app.get('/openapi.json', m.openapi.openApiHandler(m.openapi.createOpenApiDocument({ include: ['webhooks'] })));
-    app.use('/sync', m.main.createStoreRouter({ adapter: m.memory.createMemoryAdapter(catalog), svcKeys: [KEY] }));
+    app.use('/sync', m.server.createStoreRouter({ adapter: m.memory.createMemoryAdapter(catalog), svcKeys: [KEY] }));
     app.use(m.reverse.createReverseServiceRouter({ adapter: m.memory.createMemoryAdapter(), connections: [{ key: 'conn-key', name: 'shop' }] }));
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
