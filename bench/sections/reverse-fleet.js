@@ -10,14 +10,15 @@
  *   spread evenly, so N/10 polls a second reach the service.
  * 1. Idle window (`--reverse-seconds`, default 20; 8 with --quick): idle polls only. Service CPU
  *    per poll = (utime + stime of the service, from /proc/<pid>/stat) ÷ polls answered; p99 of the
- *    poll reply times (client side); then the service's RSS (VmRSS) with N connections polled.
+ *    poll reply times (client side); the service's RSS (VmRSS, median of one sample a second over
+ *    the window) with N connections polled.
  * 2. Push window (same length): the idle polls go on, and 10% of the connections run push
  *    transactions back to back, as a deployed daemon does (queue a push through the operator
  *    route, ping → `fetchingremote`, strategy, upstreamstatus, initialize, pages of 50 small products,
  *    products finish, one empty orders page, orders finish, finish, upstreamstatus). Items/s =
  *    items the service acknowledged (`received`) ÷ the window.
- * 3. A second start of the service with 1 connection, polled the same way for a few seconds: its
- *    RSS. RSS per connection = (RSS with N − RSS with 1) ÷ (N − 1).
+ * 3. A second start of the service with 1 connection, polled the same way for the same time (a
+ *    warm-up cycle, then the window): its RSS the same way, and its CPU (the background work). RSS per connection = (RSS with N − RSS with 1) ÷ (N − 1).
  * Options (after `--`): `--reverse-connections=N` (default 1,000; 100 with --quick),
  * `--reverse-seconds=S`. The push pace is the service's default (`--max-calls-per-second 20` per
  * connection), as deployed.
@@ -29,7 +30,7 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { ROOT } = require('../lib/proc');
-const { quantile } = require('../lib/stats');
+const { median, quantile } = require('../lib/stats');
 
 const CLI = path.join(ROOT, 'bin', 'storebridge.js');
 const POLL_EVERY_MS = 10_000;
@@ -45,6 +46,17 @@ function cpuMicros(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
+}
+
+/** VmRSS of `pid` once a second for `ms`: the samples. */
+async function sampleRss(pid, ms) {
+  const samples = [];
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await sleep(Math.min(1000, end - Date.now()));
+    samples.push(rssBytes(pid));
+  }
+  return samples;
 }
 
 function rssBytes(pid) {
@@ -238,11 +250,11 @@ async function run({ quick, args }) {
     await sleep(POLL_EVERY_MS);
     poller.record();
     const cpu0 = cpuMicros(svc.pid);
-    await sleep(windowMs);
+    const rssSamples = await sampleRss(svc.pid, windowMs);
     const cpu1 = cpuMicros(svc.pid);
     const idleAnswered = poller.state.answered;
     const idle = { polls: idleAnswered, failed: poller.state.failed, ...summary(poller.state.times), cpuUsPerPoll: (cpu1 - cpu0) / idleAnswered, serviceCores: (cpu1 - cpu0) / 1e6 / seconds };
-    const rssN = rssBytes(svc.pid);
+    const rssN = median(rssSamples);
 
     // --- push window: 10% of the connections push back to back while every connection polls ---
     poller.record();
@@ -257,7 +269,9 @@ async function run({ quick, args }) {
         await sleep((i / active.length) * 1000);
         let round = 0;
         while (Date.now() < end) {
-          items += await pushOnce(call, svc, c, round++);
+          // Not `items += await …`: that reads `items` before the await and loses the other lanes' counts.
+          const got = await pushOnce(call, svc, c, round++);
+          items += got;
           transactions++;
         }
       }),
@@ -280,13 +294,16 @@ async function run({ quick, args }) {
     await svc.stop();
 
     // --- 1 connection: the baseline RSS ---
+    // The same life as the fleet's idle phase (a warm-up cycle, then the window), so the two RSS
+    // figures differ by the connections, not by the process's age. Its CPU over the window is the
+    // service's background work (timers, the registry re-read), for contrast with the fleet's.
     const one = await startService(dir, 1, 'one');
     const call1 = client(one);
     const poller1 = idlePoller(call1, one.connections);
-    // The same traffic rate as a fleet is not the point here; a few polls open the connection.
-    for (let i = 0; i < 5; i++) await call1('GET', `${prefix(one.connections[0].key)}/ping`);
-    await sleep(Math.min(windowMs, 3000));
-    const rss1 = rssBytes(one.pid);
+    await sleep(POLL_EVERY_MS);
+    const oc0 = cpuMicros(one.pid);
+    const rss1 = median(await sampleRss(one.pid, windowMs));
+    const oc1 = cpuMicros(one.pid);
     await poller1.stop();
     await one.stop();
 
@@ -297,6 +314,7 @@ async function run({ quick, args }) {
       startMs,
       idle,
       push,
+      oneConnectionCores: (oc1 - oc0) / 1e6 / seconds,
       rss: { withN: rssN, withOne: rss1, afterPush: rssAfterPush, perConnection: rssPerConnection },
       // The four figures of issue 22 item 2.
       cpuUsPerIdlePoll: idle.cpuUsPerPoll,
