@@ -8,6 +8,9 @@
  * - Every connection polls `GET {P}/ping` once every 10 s, the call a deployed daemon makes while
  *   idle (docs/reverse-connection.md "The deployed call sequence"); the N connections' polls are
  *   spread evenly, so N/10 polls a second reach the service.
+ * 0. First contact: every connection pinged once, 8 at a time (a connection's first call opens its
+ *    store: its tables created, the schema checked), timed (`firstContactMs`); then one 10 s cycle
+ *    of the idle polls as warm-up.
  * 1. Idle window (`--reverse-seconds`, default 20; 8 with --quick): idle polls only. Service CPU
  *    per poll = (utime + stime of the service, from /proc/<pid>/stat) ÷ polls answered; p99 of the
  *    poll reply times (client side); the service's RSS (VmRSS, median of one sample a second over
@@ -20,7 +23,8 @@
  * 3. A second start of the service with 1 connection, polled the same way for the same time (a
  *    warm-up cycle, then the window): its RSS the same way, and its CPU (the background work). RSS per connection = (RSS with N − RSS with 1) ÷ (N − 1).
  * Options (after `--`): `--reverse-connections=N` (default 1,000; 100 with --quick),
- * `--reverse-seconds=S`. The push pace is the service's default (`--max-calls-per-second 20` per
+ * `--reverse-seconds=S`, `--reverse-profile=DIR` (the N-connection service runs with `--cpu-prof`
+ * into DIR). The push pace is the service's default (`--max-calls-per-second 20` per
  * connection), as deployed.
  */
 const { spawn } = require('node:child_process');
@@ -65,7 +69,7 @@ function rssBytes(pid) {
 }
 
 /** Starts `reverse-service` over a registry of `n` connections; resolves once it prints its address. */
-async function startService(dir, n, tag) {
+async function startService(dir, n, tag, profileDir) {
   const connections = Array.from({ length: n }, (_, i) => {
     const key = randomBytes(16).toString('hex');
     return { name: `c${i}`, key, keyDigest: createHash('sha256').update(key).digest('hex') };
@@ -73,7 +77,7 @@ async function startService(dir, n, tag) {
   const file = path.join(dir, `${tag}-connections.json`);
   fs.writeFileSync(file, JSON.stringify(connections.map(({ name, keyDigest }) => ({ name, keyDigest, dialect: 'click2sync' }))));
   const db = path.join(dir, `${tag}.sqlite`);
-  const child = spawn(process.execPath, [CLI, 'reverse-service', '--port', '0', '--connections', file, '--adapter', `sqlite:${db}`, '--keep-alive-ms', String(POLL_EVERY_MS * 2)], {
+  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heapsnapshot-signal=SIGUSR2'] : []), CLI, 'reverse-service', '--port', '0', '--connections', file, '--adapter', `sqlite:${db}`, '--keep-alive-ms', String(POLL_EVERY_MS * 2)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -241,12 +245,27 @@ async function run({ quick, args }) {
   try {
     // --- N connections ---
     const t0 = Date.now();
-    const svc = await startService(dir, n, 'fleet');
+    const svc = await startService(dir, n, 'fleet', args['reverse-profile']);
     const startMs = Date.now() - t0;
     const call = client(svc);
     const active = svc.connections.slice(0, Math.max(1, Math.round(n * ACTIVE_SHARE)));
+    // First contact: every connection polled once, 8 at a time (its first call opens its store:
+    // tables created, schema checked), timed apart: the idle windows measure a service whose
+    // connections are all open, as a long-running one's are.
+    const tOpen = performance.now();
+    let nextOpen = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (nextOpen < svc.connections.length) {
+          const c = svc.connections[nextOpen++];
+          const r = await call('GET', `${prefix(c.key)}/ping`);
+          if (r.status !== 200) throw new Error(`${c.name}: first ping answered ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      }),
+    );
+    const firstContactMs = performance.now() - tOpen;
     const poller = idlePoller(call, svc.connections);
-    // Warm-up: one full cycle, so every connection has been polled (opened) once before measuring.
+    // Warm-up: one full cycle of the idle polls before measuring.
     await sleep(POLL_EVERY_MS);
     poller.record();
     const cpu0 = cpuMicros(svc.pid);
@@ -312,6 +331,7 @@ async function run({ quick, args }) {
       connections: n,
       seconds,
       startMs,
+      firstContactMs,
       idle,
       push,
       oneConnectionCores: (oc1 - oc0) / 1e6 / seconds,
