@@ -2,7 +2,7 @@
 'use strict';
 /**
  * storebridge benchmarks: `npm run bench` (full) or `npm run bench:quick` (under 2 minutes).
- *   node bench/run.js [--quick] [--only a,b] [--clean] [--fleet-connections=N …]
+ *   node bench/run.js [--quick] [--only a,b] [--clean] [--fleet-connections=N …] [--reverse-connections=N --reverse-seconds=S]
  * Builds dist/ when it is missing or older than the sources, runs each section in its own process
  * (servers and the load generator in further processes of their own), writes
  * bench/results/<time>.json and bench/results/latest.json, and prints a markdown table.
@@ -18,9 +18,10 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const onlyArg = argv.find((a) => a.startsWith('--only'));
 const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',') : undefined;
-// `--fleet-NAME=VALUE` options go to the fleet section (bench/sections/fleet.js).
-const forwarded = argv.filter((a) => /^--fleet-[a-z-]+=/.test(a));
-const SECTIONS = ['serve-page', 'bindings', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync', 'stub-resync', 'fleet'];
+// `--fleet-NAME=VALUE` options go to the fleet section (bench/sections/fleet.js), `--reverse-NAME=VALUE`
+// to the reverse-fleet section (bench/sections/reverse-fleet.js).
+const forwarded = argv.filter((a) => /^--(fleet|reverse)-[a-z-]+=/.test(a));
+const SECTIONS = ['serve-page', 'bindings', 'page-assembly', 'deep-paging', 'catalog-sync', 'parallel-sync', 'stub-resync', 'fleet', 'reverse-fleet'];
 
 function newestMtime(dir) {
   let t = 0;

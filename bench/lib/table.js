@@ -109,6 +109,7 @@ function table(results) {
   } else if (failed('stub-resync')) add('6 stub re-sync', 'failed', '', false, sr.error);
 
   fleetRows(s.fleet, add);
+  reverseFleetRows(s['reverse-fleet'], add);
 
   const m = results.machine;
   return [
@@ -162,5 +163,17 @@ function fleetRows(f, add) {
 }
 
 const IN_FLIGHT_NOTE = '64 in flight';
+
+/** Rows 8a–8d: the reverse-fleet section (bench/sections/reverse-fleet.js). */
+function reverseFleetRows(r, add) {
+  if (!r) return;
+  if (r.error) return add('8 reverse fleet', 'failed', '', false, r.error);
+  const n = r.connections.toLocaleString('en');
+  const base = `one reverse-service, ${n} connections (SQLite), every one polling ping each 10 s; ${r.seconds} s windows; first contact with every connection (each opening its store) ${sec(r.firstContactMs)}`;
+  add(`8a reverse fleet: service CPU per idle poll`, `${r.cpuUsPerIdlePoll.toFixed(0)} µs`, '≤ 100 µs', r.cpuUsPerIdlePoll <= 100, `${base}; ${r.idle.polls.toLocaleString('en')} polls, service ${r.idle.serviceCores.toFixed(3)} cores (with 1 connection: ${r.oneConnectionCores.toFixed(3)} cores, its background work)`);
+  add(`8b reverse fleet: idle poll reply time p99 (client side)`, `${r.idlePollP99Ms} ms`, '≤ 50 ms', r.idlePollP99Ms <= 50 && r.idle.failed === 0, `p50 ${r.idle.p50Ms} ms, max ${r.idle.maxMs} ms; while 10% push: p50 ${r.push.pollsDuringPush.p50Ms} ms, p99 ${r.push.pollsDuringPush.p99Ms} ms${r.idle.failed ? `; ${r.idle.failed} polls not 200` : ''}`);
+  add(`8c reverse fleet: RSS per idle connection ((RSS with ${n} − RSS with 1) ÷ ${(r.connections - 1).toLocaleString('en')})`, kb(r.rssBytesPerConnection), '≤ 100 KB', r.rssBytesPerConnection <= 100 * 1024, `RSS ${mb(r.rss.withN)} with ${n}, ${mb(r.rss.withOne)} with 1, ${mb(r.rss.afterPush)} after the pushes`);
+  add(`8d reverse fleet: items/s through push transactions (${r.push.connections} connections pushing at once)`, `${r.pushItemsPerS.toFixed(0)} items/s`, 'report', undefined, `${r.push.transactions} transactions, ${r.push.items.toLocaleString('en')} items in ${r.push.seconds.toFixed(1)} s; service ${r.push.serviceCores.toFixed(2)} cores`);
+}
 
 module.exports = { table };

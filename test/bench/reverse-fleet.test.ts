@@ -1,0 +1,31 @@
+/**
+ * Smoke test of the reverse-fleet bench section (bench/sections/reverse-fleet.js): a small fleet
+ * against the real `reverse-service` CLI (needs the build: `npm run build`). It checks the section
+ * runs end to end and yields its four figures; the figures themselves are measured by `npm run
+ * bench`, never judged here (a timed test would fail on a loaded machine).
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+test('the reverse-fleet section prints its four figures as finite numbers', () => {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', 'section.js'), 'reverse-fleet', '--quick', '--reverse-connections=20', '--reverse-seconds=3'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 110_000,
+  });
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  const lines = r.stdout.trim().split('\n');
+  const result = JSON.parse(lines[lines.length - 1]);
+  expect(result.connections).toBe(20);
+  for (const figure of ['cpuUsPerIdlePoll', 'idlePollP99Ms', 'rssBytesPerConnection', 'pushItemsPerS']) {
+    expect({ figure, finite: Number.isFinite(result[figure]) }).toEqual({ figure, finite: true });
+  }
+  // Every idle poll was answered 200, and the pushes stored what they sent.
+  expect(result.idle.failed).toBe(0);
+  expect(result.idle.polls).toBeGreaterThan(0);
+  expect(result.push.transactions).toBeGreaterThan(0);
+  expect(result.push.items).toBeGreaterThan(0);
+}, 120_000);
