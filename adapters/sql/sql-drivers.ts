@@ -180,11 +180,18 @@ export function openSqlite(target: string, options: ConnectionOptions): Kysely<a
   return new k.Kysely<any>({ dialect: new k.SqliteDialect({ database }) });
 }
 
+/** A server database's pool size (default 10) and statement time-out (default: the interface's request limit). */
+function poolSettings(options: ConnectionOptions): { poolSize: number; statementTimeoutMs: number } {
+  return {
+    poolSize: positiveInt('poolSize', options.poolSize, 10),
+    statementTimeoutMs: positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs),
+  };
+}
+
 /** A Kysely instance on a PostgreSQL pool. */
 export function openPostgres(target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
-  const poolSize = positiveInt('poolSize', options.poolSize, 10);
-  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs);
+  const { poolSize, statementTimeoutMs } = poolSettings(options);
   type Pg = typeof import('pg');
   const pg = loadOptional<Pg>('pg', 'the postgres: adapter');
   const pool = new pg.Pool({ connectionString: withDefaultPgUser(target), max: poolSize, statement_timeout: statementTimeoutMs });
@@ -201,8 +208,7 @@ export function openPostgres(target: string, options: ConnectionOptions): Kysely
 /** A Kysely instance on a MySQL / MariaDB pool. */
 export function openMysql(target: string, options: ConnectionOptions): Kysely<any> {
   const k = loadKysely();
-  const poolSize = positiveInt('poolSize', options.poolSize, 10);
-  const statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs, INTERFACE_LIMITS.requestTimeMs);
+  const { poolSize, statementTimeoutMs } = poolSettings(options);
   type Mysql2 = typeof import('mysql2');
   const mysql = loadOptional<Mysql2>('mysql2', 'the mysql: adapter');
   const pool = mysql.createPool({ uri: target, connectionLimit: poolSize, charset: 'utf8mb4_bin' });

@@ -20,8 +20,8 @@ import type { Kysely } from 'kysely';
 import { DIALECT_NAMES, type DialectName } from '../../lib/contract/dialects';
 import { InvalidOptionError } from '../../lib/errors';
 import type { ConnectionRegistry } from '../../lib/reverse/service/reverse-registry';
-import { REGISTRY_NAME } from '../../lib/reverse/service/reverse-registry';
-import { digestOf, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
+import { REGISTRY_NAME, REGISTRY_NAME_RULE } from '../../lib/reverse/service/reverse-registry';
+import { digestOf, KEY_DIGEST, KEY_DIGEST_RULE, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
 import type { SqlAdapter } from './sql-adapter';
 import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
@@ -63,9 +63,9 @@ export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: 
         });
       }),
     async put(c) {
-      if (!REGISTRY_NAME.test(c.name)) throw new InvalidOptionError('name', 'lower-case letters, digits and "_", starting with a letter, at most 24 characters');
+      if (!REGISTRY_NAME.test(c.name)) throw new InvalidOptionError('name', REGISTRY_NAME_RULE);
       if ((c.key === undefined) === (c.keyDigest === undefined)) throw new InvalidOptionError('key', 'give key or keyDigest (one of them)');
-      if (c.keyDigest !== undefined && !/^[0-9a-fA-F]{64}$/.test(c.keyDigest)) throw new InvalidOptionError('keyDigest', 'must be 64 hex digits (the SHA-256 of the key)');
+      if (c.keyDigest !== undefined && !KEY_DIGEST.test(c.keyDigest)) throw new InvalidOptionError('keyDigest', KEY_DIGEST_RULE);
       if (c.dialect !== undefined && !(DIALECT_NAMES as readonly string[]).includes(c.dialect)) throw new InvalidOptionError('dialect', `must be one of ${DIALECT_NAMES.join(', ')}`);
       const digest = c.key !== undefined ? digestOf(c.key).toString('hex') : c.keyDigest!.toLowerCase();
       const connectionDialect = c.dialect ?? null;

@@ -50,14 +50,18 @@ function wrap(child, ready) {
     },
     /** Peak resident set size in bytes (VmHWM). */
     peakRss: () => peakRss(child.pid),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 5000).unref();
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** Stops a child process: SIGTERM, then SIGKILL after 5 s; resolves once it has exited. */
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 5000).unref();
+  });
 }
 
 /** Server side of the IPC protocol: call once listening. */
@@ -133,4 +137,4 @@ function runJson(script, args = [], { execArgv = [], env = {} } = {}) {
   });
 }
 
-module.exports = { ROOT, startServer, serveIpc, autocannon, runJson, peakRss, machineCpu };
+module.exports = { ROOT, startServer, stopChild, serveIpc, autocannon, runJson, peakRss, machineCpu };

@@ -33,7 +33,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { ROOT } = require('../lib/proc');
+const { ROOT, stopChild } = require('../lib/proc');
 const { median, quantile } = require('../lib/stats');
 
 const CLI = path.join(ROOT, 'bin', 'storebridge.js');
@@ -103,13 +103,7 @@ async function startService(dir, n, tag, profileDir) {
     port: Number(url.port),
     connections,
     stderr: () => err,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 5000).unref();
-      }),
+    stop: () => stopChild(child),
   };
 }
 

@@ -32,7 +32,7 @@ export interface ConnectionRegistry {
 
 /** A connection name in a registry: it also names the connection's tables (`<prefix>c_<name>_products`). */
 export const REGISTRY_NAME = /^[a-z][a-z0-9_]{0,23}$/;
-const REGISTRY_NAME_RULE = 'lower-case letters, digits and "_", starting with a letter, at most 24 characters';
+export const REGISTRY_NAME_RULE = 'lower-case letters, digits and "_", starting with a letter, at most 24 characters';
 
 function field(row: Record<string, unknown>, ...names: string[]): string | undefined {
   for (const n of names) {

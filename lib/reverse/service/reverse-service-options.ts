@@ -157,6 +157,10 @@ export function digestOf(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
+/** A key given by its digest: the SHA-256 of the key, in hex. */
+export const KEY_DIGEST = /^[0-9a-fA-F]{64}$/;
+export const KEY_DIGEST_RULE = 'must be 64 hex digits (the SHA-256 of the key)';
+
 const KeySchema = z
   .string({ error: 'must be a connection key (a string)' })
   .min(1, 'must not be empty')
@@ -167,7 +171,7 @@ const ConnectionSchema = z.union(
     KeySchema,
     z.strictObject({
       key: KeySchema.optional(),
-      keyDigest: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the SHA-256 of the key)').optional(),
+      keyDigest: z.string().regex(KEY_DIGEST, KEY_DIGEST_RULE).optional(),
       name: z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`).regex(NO_CONTROL, 'must not contain control characters').optional(),
       dialect: opt.oneOf(DIALECT_NAMES).optional(),
     }),

@@ -11,7 +11,6 @@
  * same connections (replicas; `withConnection`). A call that fails (store or state store) answers
  * 500 and leaves the connection as last saved: it is read back on the next call.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { KeyedMutex } from '../../adapter';
 import type { DialectName } from '../../contract/dialects';
@@ -213,10 +212,21 @@ export function createReverseService(options: ReverseServiceOptions): ReverseSer
   return new ReverseServiceCore(parseServiceOptions(options));
 }
 
+/** Runtimes by the hex digest of their key (keys are unique: connectionsOf refuses a key used twice). */
+function digestIndex(runtimes: readonly Runtime[]): Map<string, Runtime> {
+  return new Map(runtimes.map((r) => [r.config.digest.toString('hex'), r]));
+}
+
 /** The service: the connections by name and by key, each with its state, one call at a time per connection. */
 class ReverseServiceCore implements ReverseService {
   private runtimes: Runtime[];
   private byName: Map<string, Runtime>;
+  /**
+   * The connections by the hex SHA-256 of their key: a call finds its connection in one lookup, not
+   * a comparison with every connection's digest (O(N) per call in a fleet). Looking up a digest
+   * tells a timing observer nothing about the key itself, so no constant-time compare is needed.
+   */
+  private byDigest: Map<string, Runtime>;
   /** Digests of connections removed while this process runs (their daemons get the removed answer). */
   private readonly removed = new Set<string>();
   private readonly mutex = new KeyedMutex();
@@ -227,6 +237,7 @@ class ReverseServiceCore implements ReverseService {
   constructor(private readonly config: ServiceConfig) {
     this.runtimes = config.connections.map((c) => this.runtimeOf(c));
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
+    this.byDigest = digestIndex(this.runtimes);
     this.machineConfig = { leaseMs: config.leaseMs, transactionIdleMs: config.transactionIdleMs, maxDeliveries: config.maxDeliveries };
     this.throttle = new CallThrottle(config.throttle);
     this.maxPushPageItems = config.pageBounds.maxItems;
@@ -247,10 +258,7 @@ class ReverseServiceCore implements ReverseService {
 
   /** Constant time in the key: both sides digested, every connection compared, no early exit. */
   private findByKey(key: string): Runtime | undefined {
-    const digest = digestOf(key);
-    let match: Runtime | undefined;
-    for (const r of this.runtimes) if (timingSafeEqual(digest, r.config.digest)) match = r;
-    return match;
+    return this.byDigest.get(digestOf(key).toString('hex'));
   }
 
   private byNameOrThrow(name: string): Runtime {
@@ -373,8 +381,9 @@ class ReverseServiceCore implements ReverseService {
   }
 
   async handle(request: ReverseRequest): Promise<ReverseResponse> {
-    const r = this.findByKey(typeof request.key === 'string' ? request.key : '');
-    if (!r) return this.removed.size > 0 && this.removed.has(digestOf(typeof request.key === 'string' ? request.key : '').toString('hex')) ? removedAnswer(request) : NOT_FOUND;
+    const digest = digestOf(typeof request.key === 'string' ? request.key : '').toString('hex');
+    const r = this.byDigest.get(digest);
+    if (!r) return this.removed.has(digest) ? removedAnswer(request) : NOT_FOUND;
     const name = r.config.name;
     const turn = this.throttle.turn(name);
     if ('refused' in turn) {
@@ -466,7 +475,8 @@ class ReverseServiceCore implements ReverseService {
       return r;
     });
     this.byName = new Map(this.runtimes.map((r) => [r.config.name, r]));
-    const live = new Set(this.runtimes.map((r) => r.config.digest.toString('hex')));
+    this.byDigest = digestIndex(this.runtimes);
+    const live = new Set(this.byDigest.keys());
     for (const d of this.removed) if (live.has(d)) this.removed.delete(d);
     for (const r of gone) if (!live.has(r.config.digest.toString('hex'))) this.removed.add(r.config.digest.toString('hex'));
     await Promise.all(gone.map((r) => this.windDown(r)));
