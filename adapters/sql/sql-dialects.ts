@@ -91,6 +91,12 @@ export interface SqlDialect {
   readonly isUniqueViolation: (err: unknown) => boolean;
   /** A deadlock or serialization failure (or SQLite's busy lock): the database rolled back; retrying is safe. */
   readonly isTransientConflict: (err: unknown) => boolean;
+  /**
+   * The tables among `names` that exist (in `schema`, or where an unqualified `create table` puts
+   * them): one keyed catalog read, whatever else the database holds. What the migrations ask of the
+   * catalog (`sql-migrations.ts`), instead of Kysely's introspection of every table.
+   */
+  readonly tablesNamed: (names: readonly string[], schema: string | undefined) => RawBuilder<{ name: string }>;
   /** A failed migration run worth running again (another process held the lock, or dropped a table meanwhile). */
   readonly retryMigration: (err: unknown, ownTables: readonly string[]) => boolean;
 }
@@ -170,6 +176,7 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
       return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
     },
     isTransientConflict: (err) => errorCode(err).code === 'SQLITE_BUSY',
+    tablesNamed: (names) => sqlOf()<{ name: string }>`select name from sqlite_master where type = 'table' and name in (${sqlOf().join(names)})`,
     // Each migration holds the database write lock: a process that waited longer than busy_timeout for another one's gets SQLITE_BUSY.
     retryMigration: (err) => errorCode(err).code === 'SQLITE_BUSY',
   },
@@ -202,6 +209,8 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
       const { code } = errorCode(err);
       return code === '40001' || code === '40P01';
     },
+    tablesNamed: (names, schema) =>
+      sqlOf()<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema === undefined ? sqlOf()`current_schema()` : schema} and table_name in (${sqlOf().join(names)})`,
     // The migrator's catalog read fails (undefined_table, 42P01) when another program drops a table
     // meanwhile: worth a retry unless the table missing is one of ours.
     retryMigration: (err, ownTables) => {
@@ -268,6 +277,7 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
       const { code, errno } = errorCode(err);
       return errno === 1213 || code === 'ER_LOCK_DEADLOCK';
     },
+    tablesNamed: (names) => sqlOf()<{ name: string }>`select table_name as name from information_schema.tables where table_schema = database() and table_name in (${sqlOf().join(names)})`,
     retryMigration: () => false,
   },
 };

@@ -15,7 +15,7 @@
  * `sku` / `orderid` columns hold the value an item is found by (`uniqueKeyOf`), NULL when it has
  * none, or when a replicated item repeats a key another item holds.
  */
-import type { Kysely, Migration, MigrationResultSet, MigratorProps, RawBuilder } from 'kysely';
+import type { DatabaseIntrospector, Kysely, Migration, MigrationResultSet, MigratorProps, RawBuilder, TableMetadata } from 'kysely';
 import { uniqueKeyOf, UNIQUE_MEMBERS } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/entities';
 import { StorebridgeError } from '../../lib/errors';
@@ -226,7 +226,10 @@ async function upToDate(db: Kysely<any>, names: SqlTableNames, expected: readonl
  */
 async function migrationRun(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>, how: 'latest' | 'up'): Promise<MigrationResultSet> {
   const { Migrator, sql } = loadKysely();
-  const run = (on: Kysely<any>) => (how === 'latest' ? new Migrator({ ...props, db: on }).migrateToLatest() : new Migrator({ ...props, db: on }).migrateUp());
+  const run = (on: Kysely<any>) => {
+    const migrator = new Migrator({ ...props, db: withOwnCatalog(on, kind, props) });
+    return how === 'latest' ? migrator.migrateToLatest() : migrator.migrateUp();
+  };
   if (!SQL_DIALECTS[kind].migrationsLockDatabase) return run(db);
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
@@ -239,6 +242,42 @@ async function migrationRun(db: Kysely<any>, kind: SqlKind, props: Omit<Migrator
     }
     await sql.raw(result.error ? 'rollback' : 'commit').execute(conn);
     return result;
+  });
+}
+
+/**
+ * `db` as Kysely's `Migrator` sees it: its catalog questions ("does the migrations table exist?",
+ * "does the schema?") answered by one keyed read of the two tables it asks about
+ * (`SqlDialect.tablesNamed`). Kysely's own introspection reads the metadata of every table in the
+ * database, columns included, several times a run: a database shared by many stores (a reverse
+ * service with a table prefix per connection) made each store's first open O(tables), and opening
+ * N stores O(N²) (259 s for 1,000 connections). Everything else goes to `db` itself (bound to it:
+ * Kysely keeps its state in private fields a proxy cannot reach).
+ */
+function withOwnCatalog(db: Kysely<any>, kind: SqlKind, props: Omit<MigratorProps, 'db'>): Kysely<any> {
+  const { sql } = loadKysely();
+  const schema = props.migrationTableSchema;
+  const tables = [props.migrationTableName, props.migrationLockTableName].filter((t): t is string => t !== undefined);
+  const introspection: DatabaseIntrospector = {
+    async getSchemas() {
+      if (schema === undefined) return [];
+      const { rows } = await sql<{ name: string }>`select schema_name as name from information_schema.schemata where schema_name = ${schema}`.execute(db);
+      return rows.map((r) => ({ name: r.name }));
+    },
+    async getTables() {
+      const { rows } = await SQL_DIALECTS[kind].tablesNamed(tables, schema).execute(db);
+      return rows.map((r): TableMetadata => ({ name: r.name, schema, isView: false, columns: [] }));
+    },
+    async getMetadata() {
+      return { tables: await this.getTables() };
+    },
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createMemoryAdapter } from '../../adapters/memory';
 import { createSqlAdapter, createSqlConnectionRegistry } from '../../adapters/sql';
 import { demoCatalog } from '../../lib/demo';
-import { createReverseService, followRegistry, parseConnectionsFile } from '../../lib/reverse';
+import { createFileRegistry, createReverseService, followRegistry, parseConnectionsFile } from '../../lib/reverse';
 import { REVERSE_BASE_PATH } from '../../lib/contract';
 import { runCli } from '../cli/cli-process';
 import { startServer, waitUntil, lastJsonLine, crashTraces, type CliServer } from '../faults/fault-kit';
@@ -169,4 +169,57 @@ test('the library: connections from a SQL table, followed while the service runs
     await registry.drop();
     await main.close();
   }
+});
+
+test("a connection's store is opened by its first call that reads or writes items, never by polls", async () => {
+  const opened: string[] = [];
+  const service = createReverseService({
+    connections: [
+      { name: 'idle', key: 'idle-connection-key-1' },
+      { name: 'busy', key: 'busy-connection-key-2' },
+    ],
+    adapterFor: ({ name }) => {
+      opened.push(name);
+      return createMemoryAdapter(demoCatalog(3));
+    },
+    maxCallsPerSecond: 0,
+  });
+  try {
+    // What a deployed daemon polls all day, on both connections: no store opened.
+    for (const key of ['idle-connection-key-1', 'busy-connection-key-2']) {
+      for (const path of ['/ping', '/strategy', '/mode', '/upstreamstatus', '/entity', '/cursoroffset']) {
+        expect((await service.handle({ method: 'GET', key, path })).status).toBeLessThan(500);
+      }
+    }
+    await service.status('idle');
+    expect(opened).toEqual([]);
+    // A pull lists the connection's items: its store opens then, once.
+    await service.enqueue('busy', { kind: 'pull', entity: 'products' });
+    expect((await service.handle({ method: 'POST', key: 'busy-connection-key-2', path: '/pull/initialize', body: {} })).status).toBe(200);
+    const next = await service.handle({ method: 'GET', key: 'busy-connection-key-2', path: '/pull/products/next' });
+    expect(next.status).toBe(200);
+    expect(next.body).toHaveProperty('product._id');
+    expect(opened).toEqual(['busy']);
+  } finally {
+    await service.close();
+  }
+});
+
+test('a registry file is parsed again only when it changed, or when its entries name key files (a key may rotate in place)', async () => {
+  const digests = join(dir, 'digests.json');
+  writeFileSync(digests, JSON.stringify([{ name: 'north', keyDigest: sha256(KEYS.north) }]));
+  const registry = createFileRegistry(digests);
+  const first = await registry.list();
+  expect(await registry.list()).toBe(first); // unchanged file: the list as parsed before
+  writeFileSync(digests, JSON.stringify([{ name: 'south', keyDigest: sha256(KEYS.south) }])); // in place: same inode and size
+  expect((await registry.list()).map((c) => c.name)).toEqual(['south']);
+
+  const keyFile = join(dir, 'rotating.key');
+  writeFileSync(keyFile, 'rotating-key-version-1');
+  const withKeyFile = join(dir, 'key-files.json');
+  writeFileSync(withKeyFile, JSON.stringify([{ name: 'east', keyFile: 'rotating.key' }]));
+  const byKeyFile = createFileRegistry(withKeyFile);
+  expect((await byKeyFile.list())[0].key).toBe('rotating-key-version-1');
+  writeFileSync(keyFile, 'rotating-key-version-2');
+  expect((await byKeyFile.list())[0].key).toBe('rotating-key-version-2');
 });

@@ -41,7 +41,6 @@ export interface CallContext extends IdentityContext {
   readonly machine: ReverseConnectionMachine;
   readonly loaded: LoadedConnection;
   readonly dialect: Dialect;
-  readonly adapter: GuardedAdapter;
   /** The ids the path's `{id}` may mean: the raw segment, and its percent-decoding when that differs. */
   readonly pathIds: readonly string[];
   readonly body: unknown;
@@ -81,7 +80,7 @@ function pushKindOf(route: ReverseRoute): PushKind {
 
 /** Every `_id` of an entity in the service's store, in `(last_updated, _id)` order. */
 async function listIds(ctx: CallContext, entity: Entity): Promise<string[]> {
-  const store = ctx.adapter.entity(entity);
+  const store = (await ctx.store()).entity(entity);
   const ids: string[] = [];
   let after: SortKey | undefined;
   for (;;) {
@@ -122,7 +121,7 @@ async function next(ctx: CallContext): Promise<ReverseResponse> {
   for (;;) {
     const r = ctx.machine.next(entity, ctx.now);
     if (!r.ok) return answer(r, () => ({}));
-    const doc = await ctx.adapter.entity(entity).get(r.value.id, { signal: ctx.signal });
+    const doc = await (await ctx.store()).entity(entity).get(r.value.id, { signal: ctx.signal });
     if (!doc) {
       ctx.machine.skip(entity, r.value.id, { message: "the item is no longer in the service's store", code: REVERSE_FAILURE_CODES.GONE_FROM_STORE }, ctx.now);
       continue;
@@ -181,7 +180,7 @@ async function page(ctx: CallContext): Promise<ReverseResponse> {
   let items = read.value.items;
   if (kind === 'push' && items.length > 0) {
     items = await pushedAsService(ctx, entity, items);
-    await ctx.adapter.entity(entity).upsertMany(items as never[], { lastUpdated: 'keep', now: ctx.now, signal: ctx.signal });
+    await (await ctx.store()).entity(entity).upsertMany(items as never[], { lastUpdated: 'keep', now: ctx.now, signal: ctx.signal });
   }
   if (kind === 'pingsample') keepSample(ctx, entity, items);
   ctx.machine.refusePushItems(entity, refused, refusedCount, ctx.now);

@@ -142,7 +142,11 @@ export class ConnectionIdentity {
 /** What the identity rules read beside the map: the service's store, the connection's dialect. */
 export interface IdentityContext {
   readonly identity: ConnectionIdentity;
-  readonly adapter: GuardedAdapter;
+  /**
+   * The connection's items (its store, opened on the first call that needs it: most calls, `ping`
+   * above all, never do, so an idle connection holds no store open).
+   */
+  store(): Promise<GuardedAdapter>;
   readonly dialect: Dialect;
   /** The connection's name (`otherids[].connectionid`). */
   readonly connection: string;
@@ -175,9 +179,10 @@ export async function handOutOf<E extends Entity>(ctx: IdentityContext, entity: 
 
 /** Per line, the product as the daemon's store knows it: its mapped id, else its SKU; `undefined` when the line names no product of the service's store. */
 async function lineProductsOf(ctx: IdentityContext, lineIds: ReadonlyArray<string | undefined>): Promise<Array<string | undefined>> {
-  const products = ctx.adapter.entity('products');
+  const store = await ctx.store();
+  const products = store.entity('products');
   const named = [...new Set(lineIds.filter((id): id is string => id !== undefined && id !== ''))];
-  const found = await Promise.all(named.map(async (id) => (await products.get(id, { signal: ctx.signal })) ?? (await ctx.adapter.productBySku(id, { signal: ctx.signal }))));
+  const found = await Promise.all(named.map(async (id) => (await products.get(id, { signal: ctx.signal })) ?? (await store.productBySku(id, { signal: ctx.signal }))));
   const byLineId = new Map(named.map((id, i) => [id, found[i]]));
   const mapped = await ctx.identity.storeIdsOf('products', found.flatMap((p) => (p ? [p._id] : [])));
   return lineIds.map((id) => {
@@ -207,7 +212,7 @@ export async function pushedAsService<E extends Entity>(ctx: IdentityContext, en
 /** The service product an unmapped pushed product's SKU names (linked to the store's id), if another. */
 async function linkBySku(ctx: IdentityContext, product: Product): Promise<string | undefined> {
   if (product.sku === undefined || product.sku === '') return undefined;
-  const existing = await ctx.adapter.productBySku(product.sku, { signal: ctx.signal });
+  const existing = await (await ctx.store()).productBySku(product.sku, { signal: ctx.signal });
   if (!existing || existing._id === product._id) return undefined;
   ctx.persist(await ctx.identity.link('products', existing._id, product._id));
   return existing._id;
@@ -215,7 +220,7 @@ async function linkBySku(ctx: IdentityContext, product: Product): Promise<string
 
 async function withServiceId<E extends Entity>(ctx: IdentityContext, entity: E, item: ItemOf<E>, id: string): Promise<ItemOf<E>> {
   if (entity !== 'orders') return { ...item, _id: id };
-  const existing = (await ctx.adapter.entity('orders').get(id, { signal: ctx.signal })) as Order | undefined;
+  const existing = (await (await ctx.store()).entity('orders').get(id, { signal: ctx.signal })) as Order | undefined;
   return { ...item, _id: id, ...(existing?.orderid !== undefined ? { orderid: existing.orderid } : {}) } as ItemOf<E>;
 }
 

@@ -14,7 +14,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { KeyedMutex } from '../../adapter';
 import type { DialectName } from '../../contract/dialects';
-import { deeperThan, MAX_JSON_DEPTH } from '../../contract/limits';
+import { deeperThan, INTERFACE_LIMITS, MAX_JSON_DEPTH } from '../../contract/limits';
 import { isEntity } from '../../contract/entities';
 import type { ConnectionStatus, Mode, PingStatus, PushStrategy } from '../../contract/messages';
 import { matchReverseRoute, type ReverseRoute } from '../../contract/reverse-routes';
@@ -348,6 +348,9 @@ class ReverseServiceCore implements ReverseService {
       let sample: SampleRecord | undefined;
       const extra: StateChange[] = [];
       const before = this.config.metrics && structuredClone(loaded.machine.counts);
+      // The call's deadline, made when a handler first waits on the store: a timer per call would
+      // cost every poll (most calls never touch the store) and wake the process a minute later.
+      let signal: AbortSignal | undefined;
       const ctx: CallContext = {
         route,
         machine: loaded.machine,
@@ -355,11 +358,13 @@ class ReverseServiceCore implements ReverseService {
         identity: r.persistence.identity,
         connection: r.config.name,
         dialect: r.config.dialect,
-        adapter: await this.adapterOf(r),
+        store: () => this.adapterOf(r),
         pathIds,
         body,
         now: this.config.now(),
-        signal: AbortSignal.timeout(60_000),
+        get signal() {
+          return (signal ??= AbortSignal.timeout(INTERFACE_LIMITS.requestTimeMs));
+        },
         sampleKeep: this.config.sampleKeep,
         pageBounds: this.config.pageBounds,
         keepSample: (s) => {
