@@ -164,16 +164,21 @@ function fleetRows(f, add) {
 
 const IN_FLIGHT_NOTE = '64 in flight';
 
-/** Rows 8a–8d: the reverse-fleet section (bench/sections/reverse-fleet.js). */
+/** Rows 8a–8d: the reverse-fleet section (bench/sections/reverse-fleet.js), one figure per store measured. */
 function reverseFleetRows(r, add) {
   if (!r) return;
   if (r.error) return add('8 reverse fleet', 'failed', '', false, r.error);
+  const label = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+  const runs = Object.keys(label).filter((k) => r[k]).map((k) => [label[k], r[k]]);
+  const per = (f) => runs.map(([name, x]) => `${name} ${f(x)}`).join(', ');
+  const worst = (f) => Math.max(...runs.map(([, x]) => f(x)));
   const n = r.connections.toLocaleString('en');
-  const base = `one reverse-service, ${n} connections (SQLite), every one polling ping each 10 s; ${r.seconds} s windows; first contact with every connection (each opening its store) ${sec(r.firstContactMs)}`;
-  add(`8a reverse fleet: service CPU per idle poll`, `${r.cpuUsPerIdlePoll.toFixed(0)} µs`, '≤ 100 µs', r.cpuUsPerIdlePoll <= 100, `${base}; ${r.idle.polls.toLocaleString('en')} polls, service ${r.idle.serviceCores.toFixed(3)} cores (with 1 connection: ${r.oneConnectionCores.toFixed(3)} cores, its background work)`);
-  add(`8b reverse fleet: idle poll reply time p99 (client side)`, `${r.idlePollP99Ms} ms`, '≤ 50 ms', r.idlePollP99Ms <= 50 && r.idle.failed === 0, `p50 ${r.idle.p50Ms} ms, max ${r.idle.maxMs} ms; while 10% push: p50 ${r.push.pollsDuringPush.p50Ms} ms, p99 ${r.push.pollsDuringPush.p99Ms} ms${r.idle.failed ? `; ${r.idle.failed} polls not 200` : ''}`);
-  add(`8c reverse fleet: RSS per idle connection ((RSS with ${n} − RSS with 1) ÷ ${(r.connections - 1).toLocaleString('en')})`, kb(r.rssBytesPerConnection), '≤ 100 KB', r.rssBytesPerConnection <= 100 * 1024, `RSS ${mb(r.rss.withN)} with ${n}, ${mb(r.rss.withOne)} with 1, ${mb(r.rss.afterPush)} after the pushes`);
-  add(`8d reverse fleet: items/s through push transactions (${r.push.connections} connections pushing at once)`, `${r.pushItemsPerS.toFixed(0)} items/s`, 'report', undefined, `${r.push.transactions} transactions, ${r.push.items.toLocaleString('en')} items in ${r.push.seconds.toFixed(1)} s; service ${r.push.serviceCores.toFixed(2)} cores`);
+  const base = `one reverse-service, ${n} connections, every one polling ping each 10 s; ${r.seconds} s windows; first contact with every connection ${per((x) => sec(x.firstContactMs))}`;
+  const floor = r.floor ? `; a bare node:http server polled the same way (the floor): ${r.floor.cpuUsPerPoll.toFixed(0)} µs, so the service is ${per((x) => `${(x.cpuUsPerIdlePoll / r.floor.cpuUsPerPoll).toFixed(1)}×`)} the floor` : '';
+  add(`8a reverse fleet: service CPU per idle poll`, per((x) => `${x.cpuUsPerIdlePoll.toFixed(0)} µs`), '≤ 100 µs', worst((x) => x.cpuUsPerIdlePoll) <= 100, `${base}; ${per((x) => `${x.idle.polls.toLocaleString('en')} polls, service ${x.idle.serviceCores.toFixed(3)} cores (1 connection: ${x.oneConnectionCores.toFixed(3)})`)}${floor}`);
+  add(`8b reverse fleet: idle poll reply time p99 (client side)`, per((x) => `${x.idlePollP99Ms} ms`), '≤ 50 ms', worst((x) => x.idlePollP99Ms) <= 50 && worst((x) => x.idle.failed) === 0, `p50 ${per((x) => `${x.idle.p50Ms} ms`)}; max ${per((x) => `${x.idle.maxMs} ms`)}; while 10% push: p50 ${per((x) => `${x.push.pollsDuringPush.p50Ms} ms`)}, p99 ${per((x) => `${x.push.pollsDuringPush.p99Ms} ms`)}${worst((x) => x.idle.failed) ? `; polls not 200: ${per((x) => x.idle.failed)}` : ''}`);
+  add(`8c reverse fleet: RSS per idle connection ((RSS with ${n} − RSS with 1) ÷ ${(r.connections - 1).toLocaleString('en')})`, per((x) => kb(x.rssBytesPerConnection)), '≤ 100 KB', worst((x) => x.rssBytesPerConnection) <= 100 * 1024, `RSS with ${n}: ${per((x) => mb(x.rss.withN))}; with 1: ${per((x) => mb(x.rss.withOne))}; after the pushes: ${per((x) => mb(x.rss.afterPush))}`);
+  add(`8d reverse fleet: items/s through push transactions (10% of the connections pushing at once)`, per((x) => `${x.pushItemsPerS.toFixed(0)} items/s`), 'report', undefined, per((x) => `${x.push.transactions} transactions, ${x.push.items.toLocaleString('en')} items in ${x.push.seconds.toFixed(1)} s, service ${x.push.serviceCores.toFixed(2)} cores`));
 }
 
 module.exports = { table };

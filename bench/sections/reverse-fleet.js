@@ -1,16 +1,17 @@
 'use strict';
 /**
  * The reverse fleet (issue 22 item 2): one real `reverse-service` CLI process serving N connections
- * from a registry file (`--connections FILE`, each entry a key digest; SQLite state and items, each
- * connection's items in its own `storebridge_c_<name>_` tables), and the daemons emulated in this
- * process with plain `node:http` keep-alive requests.
+ * from a registry file (`--connections FILE`, each entry a key digest; each connection's items in
+ * its own `<prefix>c_<name>_` tables), and the daemons emulated in this process with plain
+ * `node:http` keep-alive requests. Run once per store: SQLite (a file holds items and state), then
+ * PostgreSQL (items and state on the server, as replicas share them: docs/deployment.md).
  *
  * - Every connection polls `GET {P}/ping` once every 10 s, the call a deployed daemon makes while
  *   idle (docs/reverse-connection.md "The deployed call sequence"); the N connections' polls are
  *   spread evenly, so N/10 polls a second reach the service.
- * 0. First contact: every connection pinged once, 8 at a time (a connection's first call opens its
- *    store: its tables created, the schema checked), timed (`firstContactMs`); then one 10 s cycle
- *    of the idle polls as warm-up.
+ * 0. First contact: every connection pinged once, 8 at a time, timed (`firstContactMs`; a
+ *    connection's store is opened by its first item call, not by a ping); then one 10 s cycle of
+ *    the idle polls as warm-up.
  * 1. Idle window (`--reverse-seconds`, default 20; 8 with --quick): idle polls only. Service CPU
  *    per poll = (utime + stime of the service, from /proc/<pid>/stat) ÷ polls answered; p99 of the
  *    poll reply times (client side); the service's RSS (VmRSS, median of one sample a second over
@@ -21,9 +22,13 @@
  *    products finish, one empty orders page, orders finish, finish, upstreamstatus). Items/s =
  *    items the service acknowledged (`received`) ÷ the window.
  * 3. A second start of the service with 1 connection, polled the same way for the same time (a
- *    warm-up cycle, then the window): its RSS the same way, and its CPU (the background work). RSS per connection = (RSS with N − RSS with 1) ÷ (N − 1).
+ *    warm-up cycle, then the window): its RSS the same way, and its CPU (the background work). RSS
+ *    per connection = (RSS with N − RSS with 1) ÷ (N − 1).
+ * 4. The floor: a bare `node:http` server polled the same way (N keys, 10 s cycle, warm-up, window):
+ *    the CPU any Node.js server pays per poll arriving alone on this machine.
  * Options (after `--`): `--reverse-connections=N` (default 1,000; 100 with --quick),
- * `--reverse-seconds=S`, `--reverse-profile=DIR` (the N-connection service runs with `--cpu-prof`
+ * `--reverse-seconds=S`, `--reverse-stores=sqlite,postgres` (the default; PostgreSQL at
+ * STOREBRIDGE_TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test, its tables dropped after), `--reverse-profile=DIR` (the N-connection service runs with `--cpu-prof`
  * into DIR). The push pace is the service's default (`--max-calls-per-second 20` per
  * connection), as deployed.
  */
@@ -68,16 +73,22 @@ function rssBytes(pid) {
   return Number(m[1]) * 1024;
 }
 
-/** Starts `reverse-service` over a registry of `n` connections; resolves once it prints its address. */
-async function startService(dir, n, tag, profileDir) {
+/**
+ * Starts `reverse-service` over a registry of `n` connections, its items and state in `store`
+ * (`sqlite`: a file in `dir`; `postgres`: the server, tables under a prefix of their own); resolves
+ * once it prints its address. `floor`: a bare `node:http` server instead (below).
+ */
+async function startService(dir, n, tag, store, profileDir) {
   const connections = Array.from({ length: n }, (_, i) => {
     const key = randomBytes(16).toString('hex');
     return { name: `c${i}`, key, keyDigest: createHash('sha256').update(key).digest('hex') };
   });
   const file = path.join(dir, `${tag}-connections.json`);
   fs.writeFileSync(file, JSON.stringify(connections.map(({ name, keyDigest }) => ({ name, keyDigest, dialect: 'click2sync' }))));
-  const db = path.join(dir, `${tag}.sqlite`);
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heapsnapshot-signal=SIGUSR2'] : []), CLI, 'reverse-service', '--port', '0', '--connections', file, '--adapter', `sqlite:${db}`, '--keep-alive-ms', String(POLL_EVERY_MS * 2)], {
+  const tablePrefix = `sbrf_${randomBytes(3).toString('hex')}_`;
+  const adapter = store === 'postgres' ? `postgres:${POSTGRES_URL}` : `sqlite:${path.join(dir, `${tag}.sqlite`)}`;
+  const service = [CLI, 'reverse-service', '--port', '0', '--connections', file, '--adapter', adapter, '--table-prefix', tablePrefix, '--keep-alive-ms', String(POLL_EVERY_MS * 2)];
+  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heapsnapshot-signal=SIGUSR2'] : []), ...(store === 'floor' ? ['-e', FLOOR_SERVER] : service)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -103,8 +114,39 @@ async function startService(dir, n, tag, profileDir) {
     port: Number(url.port),
     connections,
     stderr: () => err,
-    stop: () => stopChild(child),
+    stop: async () => {
+      await stopChild(child);
+      if (store === 'postgres') await dropTables(tablePrefix);
+    },
   };
+}
+
+const POSTGRES_URL = process.env.STOREBRIDGE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * The floor: a bare `node:http` server answering every request with a fixed ping reply, keep-alive
+ * as the service's. Polled the same way in the same run, its CPU per poll is what any Node.js
+ * server pays for a request arriving alone (a wake-up, the parse, a write on a cold cache) on this
+ * machine: the service's figure is read against it.
+ */
+const FLOOR_SERVER = `
+const body = Buffer.from('{"connectionstatus":"idle"}');
+const s = require('node:http').createServer((req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); });
+s.keepAliveTimeout = ${POLL_EVERY_MS * 2};
+s.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + s.address().port));
+process.on('SIGTERM', () => process.exit(0));`;
+
+/** Drops the tables a PostgreSQL run created (every connection's, the state and registry tables). */
+async function dropTables(tablePrefix) {
+  const { Client } = require('pg');
+  const pg = new Client({ connectionString: POSTGRES_URL });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query("select tablename from pg_tables where schemaname = current_schema() and tablename like $1", [`${tablePrefix}%`]);
+    for (let i = 0; i < rows.length; i += 200) await pg.query(`drop table if exists ${rows.slice(i, i + 200).map((r) => `"${r.tablename}"`).join(', ')} cascade`);
+  } finally {
+    await pg.end();
+  }
 }
 
 /** A JSON client over keep-alive sockets (one agent: sockets are reused across connections' calls). */
@@ -230,22 +272,55 @@ function summary(times) {
   return { p50Ms: q(0.5), p99Ms: q(0.99), maxMs: Number((sorted[sorted.length - 1] ?? NaN).toFixed(2)) };
 }
 
+/** The idle window alone on `svc` (after a warm-up cycle): answered polls, reply times, CPU per poll, RSS samples. */
+async function idleWindow(svc, windowMs) {
+  const poller = idlePoller(client(svc), svc.connections);
+  await sleep(POLL_EVERY_MS);
+  poller.record();
+  const cpu0 = cpuMicros(svc.pid);
+  const rssSamples = await sampleRss(svc.pid, windowMs);
+  const cpu1 = cpuMicros(svc.pid);
+  const answered = poller.state.answered;
+  const idle = { polls: answered, failed: poller.state.failed, ...summary(poller.state.times), cpuUsPerPoll: (cpu1 - cpu0) / answered, serviceCores: (cpu1 - cpu0) / 1e6 / (windowMs / 1000) };
+  return { poller, idle, rss: median(rssSamples) };
+}
+
+/**
+ * The stores measured: SQLite (a file: items and state), then PostgreSQL (the replicas'
+ * deployment, docs/deployment.md), each with `n` connections; and the bare `node:http` floor.
+ */
 async function run({ quick, args }) {
   const n = Number(args['reverse-connections'] ?? (quick ? 100 : 1000));
   const seconds = Number(args['reverse-seconds'] ?? (quick ? 8 : 20));
   if (!(n >= 10) || !(seconds > 0)) throw new Error('--reverse-connections must be ≥ 10 and --reverse-seconds > 0');
+  const stores = String(args['reverse-stores'] ?? 'sqlite,postgres').split(',');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbbench-reverse-fleet-'));
-  const windowMs = seconds * 1000;
   try {
+    const out = { connections: n, seconds };
+    for (const store of stores) out[store] = await measure(dir, n, seconds, store, args['reverse-profile']);
+    // The floor last, the same way: N keys polled each 10 s, a warm-up cycle, then the window.
+    const floor = await startService(dir, n, 'floor', 'floor');
+    const f = await idleWindow(floor, seconds * 1000);
+    await f.poller.stop();
+    await floor.stop();
+    out.floor = { cpuUsPerPoll: f.idle.cpuUsPerPoll, p99Ms: f.idle.p99Ms, polls: f.idle.polls, rss: f.rss };
+    return out;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One store: first contact, the idle window, the push window, then the 1-connection baseline. */
+async function measure(dir, n, seconds, store, profileDir) {
+  const windowMs = seconds * 1000;
     // --- N connections ---
     const t0 = Date.now();
-    const svc = await startService(dir, n, 'fleet', args['reverse-profile']);
+    const svc = await startService(dir, n, `fleet-${store}`, store, profileDir);
     const startMs = Date.now() - t0;
     const call = client(svc);
     const active = svc.connections.slice(0, Math.max(1, Math.round(n * ACTIVE_SHARE)));
-    // First contact: every connection polled once, 8 at a time (its first call opens its store:
-    // tables created, schema checked), timed apart: the idle windows measure a service whose
-    // connections are all open, as a long-running one's are.
+    // First contact: every connection polled once, 8 at a time (its state record read and
+    // written; its store is opened later, by its first call that touches items), timed apart.
     const tOpen = performance.now();
     let nextOpen = 0;
     await Promise.all(
@@ -258,16 +333,7 @@ async function run({ quick, args }) {
       }),
     );
     const firstContactMs = performance.now() - tOpen;
-    const poller = idlePoller(call, svc.connections);
-    // Warm-up: one full cycle of the idle polls before measuring.
-    await sleep(POLL_EVERY_MS);
-    poller.record();
-    const cpu0 = cpuMicros(svc.pid);
-    const rssSamples = await sampleRss(svc.pid, windowMs);
-    const cpu1 = cpuMicros(svc.pid);
-    const idleAnswered = poller.state.answered;
-    const idle = { polls: idleAnswered, failed: poller.state.failed, ...summary(poller.state.times), cpuUsPerPoll: (cpu1 - cpu0) / idleAnswered, serviceCores: (cpu1 - cpu0) / 1e6 / seconds };
-    const rssN = median(rssSamples);
+    const { poller, idle, rss: rssN } = await idleWindow(svc, windowMs);
 
     // --- push window: 10% of the connections push back to back while every connection polls ---
     poller.record();
@@ -310,25 +376,20 @@ async function run({ quick, args }) {
     // The same life as the fleet's idle phase (a warm-up cycle, then the window), so the two RSS
     // figures differ by the connections, not by the process's age. Its CPU over the window is the
     // service's background work (timers, the registry re-read), for contrast with the fleet's.
-    const one = await startService(dir, 1, 'one');
-    const call1 = client(one);
-    const poller1 = idlePoller(call1, one.connections);
-    await sleep(POLL_EVERY_MS);
-    const oc0 = cpuMicros(one.pid);
-    const rss1 = median(await sampleRss(one.pid, windowMs));
-    const oc1 = cpuMicros(one.pid);
-    await poller1.stop();
+    const one = await startService(dir, 1, `one-${store}`, store);
+    const baseline = await idleWindow(one, windowMs);
+    await baseline.poller.stop();
     await one.stop();
+    const rss1 = baseline.rss;
 
     const rssPerConnection = (rssN - rss1) / (n - 1);
     return {
-      connections: n,
-      seconds,
+      store,
       startMs,
       firstContactMs,
       idle,
       push,
-      oneConnectionCores: (oc1 - oc0) / 1e6 / seconds,
+      oneConnectionCores: baseline.idle.serviceCores,
       rss: { withN: rssN, withOne: rss1, afterPush: rssAfterPush, perConnection: rssPerConnection },
       // The four figures of issue 22 item 2.
       cpuUsPerIdlePoll: idle.cpuUsPerPoll,
@@ -336,9 +397,6 @@ async function run({ quick, args }) {
       rssBytesPerConnection: rssPerConnection,
       pushItemsPerS: push.itemsPerS,
     };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 module.exports = { run };
