@@ -13,7 +13,7 @@ import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
 import { parseRetry, type RetryOptions, type RetryPolicy } from '../../http/retry';
-import { ENTITIES } from '../../contract/entities';
+import { ENTITIES, perEntity } from '../../contract/entities';
 
 /** Reason codes of the storage failure reports the daemon sends (`reasons[].code`; all codes: `REVERSE_FAILURE_CODES`). */
 export const FAILURE_CODES = {
@@ -85,15 +85,15 @@ export interface DaemonReport {
   /** `false` when the run gave up (errors, no progress). Items refused by the store do not make it false. */
   ok: boolean;
   /** Items pulled and stored (acknowledged `succeded`). */
-  pulled: { products: number; orders: number };
+  pulled: Record<Entity, number>;
   /** Items pulled that could not be stored (acknowledged `failed`): all entities. */
   failed: number;
   /** The same, per entity. */
-  failedByEntity: { products: number; orders: number };
+  failedByEntity: Record<Entity, number>;
   /** Items the service acknowledged receiving in normal push pages (the items sent, when it does not say). */
-  pushed: { products: number; orders: number };
+  pushed: Record<Entity, number>;
   /** Items sent in sample pushes. */
-  sampled: { products: number; orders: number };
+  sampled: Record<Entity, number>;
   /** Items the service refused in push pages (the rest of their page was stored). */
   pushRefused: number;
   /** Items of the store left out of a push (larger than the page budget, or not writable in reverse form). */
@@ -184,11 +184,11 @@ export function parseDaemonOptions(options: DaemonOptions): DaemonConfig {
 export function emptyReport(): DaemonReport {
   return {
     ok: true,
-    pulled: { products: 0, orders: 0 },
+    pulled: perEntity(() => 0),
     failed: 0,
-    failedByEntity: { products: 0, orders: 0 },
-    pushed: { products: 0, orders: 0 },
-    sampled: { products: 0, orders: 0 },
+    failedByEntity: perEntity(() => 0),
+    pushed: perEntity(() => 0),
+    sampled: perEntity(() => 0),
     pushRefused: 0,
     pushSkipped: 0,
     transactions: 0,

@@ -18,7 +18,7 @@ import { keyOf, type SortKey } from '../../adapter';
 import { ConversionError } from '../../contract/converters';
 import { encodeReverseItem } from '../../contract/dialects';
 import type { ReverseCallName } from '../../contract/reverse-routes';
-import type { Entity } from '../../contract/entities';
+import { ENTITIES, type Entity } from '../../contract/entities';
 import { entityIn, statusOf, type Session } from './daemon-session';
 
 type PushKind = 'push' | 'pingsample';
@@ -123,15 +123,20 @@ export async function runPush(s: Session): Promise<void> {
   } else if (status === 'initialized') {
     s.emit({ type: 'resumed', kind, entity: entity ?? 'finish' });
   } else return;
-  if (entity === 'products') {
-    await pushEntity(s, kind, 'products', cursor, fresh);
-    await s.transport.call(calls.entityFinish, { entity: 'products' });
+  // The entities in registry order from the one the service names (a resumed push starts later);
+  // after each, the service names the next. After the last one, nothing is asked: the deployed
+  // sequence goes straight to `finish`.
+  let at = entity === undefined ? ENTITIES.length : ENTITIES.indexOf(entity);
+  while (at < ENTITIES.length) {
+    const current = ENTITIES[at];
+    await pushEntity(s, kind, current, cursor, fresh);
+    await s.transport.call(calls.entityFinish, { entity: current });
+    if (at === ENTITIES.length - 1) break;
     cursor = (await s.transport.call('cursoroffset')).body.cursoroffset;
     entity = entityIn(await s.transport.call('entity', { accept: [409] }));
-  }
-  if (entity === 'orders') {
-    await pushEntity(s, kind, 'orders', cursor, fresh);
-    await s.transport.call(calls.entityFinish, { entity: 'orders' });
+    // Only forward: a service naming the same entity again (or none) ends the entities here.
+    const next = entity === undefined ? ENTITIES.length : ENTITIES.indexOf(entity);
+    at = next > at ? next : ENTITIES.length;
   }
   await s.transport.call(calls.finish);
   statusOf(await s.transport.call('upstreamstatus'));
