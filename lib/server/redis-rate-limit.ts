@@ -16,6 +16,12 @@ export interface RedisRateLimitOptions {
   readonly prefix?: string;
   /** Connection time-out in ms. Default 5,000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Time a counter command may take (ms) before the request it counts fails (500, the limiter
+   * closed). Default 2,000: a Redis that stopped answering (paused, a stalled network) is
+   * otherwise waited on until TCP gives up, minutes later, with every request held open.
+   */
+  readonly commandTimeoutMs?: number;
 }
 
 export interface RedisRateLimit {
@@ -58,6 +64,7 @@ export async function connectRedisRateLimit(url: string, options: RedisRateLimit
   const client = new Redis(url, {
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
+    commandTimeout: options.commandTimeoutMs ?? 2000,
     // A limiter that cannot count fails the request (500) rather than letting it through unlimited.
     maxRetriesPerRequest: 1,
   });

@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeRedis, REDIS_URL } from '../sync/bullmq-helpers';
 import { connectRedisRateLimit, issueSvcKey } from '../../lib/server';
+import { TcpProxy } from '../support/tcp-proxy';
 import { demoAdapter, get, startStore } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -194,6 +195,38 @@ describeRedis('the Redis limiter in process', () => {
       expect(JSON.stringify(logged.map((l) => l.obj.detail ?? l.obj.code))).not.toContain(KEY);
     } finally {
       await store.close();
+      await deleteRedisKeys(prefix);
+    }
+  });
+});
+
+describeRedis('the Redis limiter behind a stalled network', () => {
+  it('fails closed within its command time-out, not when TCP gives up, and counts again once the network is back', async () => {
+    const target = new URL(REDIS_URL);
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+    const prefix = `sbt:${randomBytes(5).toString('hex')}:`;
+    const redis = await connectRedisRateLimit(proxy.rewrite(REDIS_URL), { prefix, commandTimeoutMs: 500 });
+    const store = await startStore({ adapter: demoAdapter(5), svcKeys: [KEY], rateLimit: { limit: 100, store: redis.store('key'), failedAuth: { store: redis.store('auth') } } });
+    try {
+      expect((await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: KEY })).status).toBe(200);
+      proxy.stall(); // Redis keeps the socket open and never answers: a paused server, a dead switch
+      const started = Date.now();
+      const stalled = await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: KEY });
+      const waited = Date.now() - started;
+      expect(stalled.status).toBe(500);
+      expect(Object.keys(stalled.body)).toEqual(['error']);
+      // The time-out (500 ms) plus one retry at most; without it the request hangs for minutes.
+      expect(waited).toBeLessThan(5_000);
+      proxy.restore();
+      let status = 0;
+      for (const until = Date.now() + 10_000; status !== 200 && Date.now() < until; ) {
+        status = (await get(`${store.base}/products?sortorder=asc&jobid=1`, { SvcKey: KEY })).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      await store.close();
+      await proxy.close();
+      await redis.close();
       await deleteRedisKeys(prefix);
     }
   });
