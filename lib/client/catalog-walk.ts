@@ -45,6 +45,11 @@ export interface ListPage<T> {
   readonly normalisations: NormalisationCounts;
   readonly bytes: number;
   readonly durationMs: number;
+  /**
+   * The most ids one batched by-ID read (`StoreClient.readByIds`) may ask this store for, when the
+   * page advertised the extension (`BY_IDS_HEADER`); `undefined`: read one id per request.
+   */
+  readonly byIds?: number;
 }
 
 export interface WalkPage<T> extends ListPage<T> {

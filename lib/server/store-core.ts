@@ -25,7 +25,7 @@ import { Deadline } from './deadline';
 import { HttpError, MethodNotAllowedError, RateLimitedError } from '../http/http-errors';
 import { parseListQuery } from './list-query';
 import { addressKey, WindowLimiter } from './rate-limit';
-import { getBareItem, getItem, listPage, type CoreHttpResponse } from './read-core';
+import { getBareItem, getItem, getItems, listPage, type CoreHttpResponse } from './read-core';
 import { RequestObservation, jobidOf } from './request-observation';
 import { parseRouterOptions, type Logger, type RouterConfig, type StoreRouterOptions } from './router-options';
 import { handleWrite, writeFailure } from './write-core';
@@ -260,7 +260,9 @@ export class StoreCore {
     switch (op.kind) {
       case 'list': {
         const query = parseListQuery(request.rawQuery, op.entity, this.config);
-        return query.kind === 'item' ? getBareItem(this.config, op.entity, query.id, deadline) : listPage(this.config, op.entity, query, deadline);
+        if (query.kind === 'item') return getBareItem(this.config, op.entity, query.id, deadline);
+        if (query.kind === 'items') return getItems(this.config, op.entity, query.ids, deadline);
+        return listPage(this.config, op.entity, query, deadline);
       }
       case 'get':
         return getItem(this.config, op.entity, request.id ?? '', deadline);
