@@ -11,7 +11,7 @@ import { readItem, type NormalisationKind } from '../contract/item-reader';
 import type { Paging, WriteMessage } from '../contract/messages';
 import { parseWire } from '../contract/parse';
 import { MAX_BY_IDS } from '../contract/limits';
-import { BY_IDS_HEADER } from '../contract/webhook';
+import { BY_IDS_HEADER, hasForbiddenCharacter, MAX_ID_LENGTH } from '../contract/webhook';
 import type { Entity, ItemOf } from '../contract/entities';
 import { StoreAuthError, StoreContractError, type StoreErrorContext } from './client-errors';
 import type { HttpResponse } from './client-transport';
@@ -219,6 +219,23 @@ export function readStoreItem<E extends Entity>(entity: E, raw: unknown, label: 
   return { ok: true, item: read.item };
 }
 
+/**
+ * A stub exactly as the kit's store sends it (`{_id, last_updated}`: a valid id, a valid timestamp,
+ * nothing else), read without the schema: a re-sync of 100,000 items reads 100,000 of them, and
+ * the zod pass was most of the caller's parsing time. Anything else (false) takes the schema
+ * and the tolerant reader, as before; the result is the same.
+ */
+function isPlainStub(x: unknown): x is { _id: string; last_updated?: number } {
+  if (!isRecord(x)) return false;
+  let id = false;
+  for (const key in x) {
+    const v = x[key];
+    if (key === '_id' && typeof v === 'string' && v !== '' && v.length <= MAX_ID_LENGTH && !hasForbiddenCharacter(v)) id = true;
+    else if (key !== 'last_updated' || typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) return false;
+  }
+  return id;
+}
+
 /** Reads a list reply's body: paging, items, stubs and quarantined items. Throws `StoreContractError` when the envelope is unreadable. */
 export function readListReply<E extends Entity>(entity: E, body: unknown, ctx: StoreErrorContext, counts: NormalisationCounts): ReadPage<E> {
   if (!isRecord(body)) throw new StoreContractError(ctx, 'the body is not a JSON object');
@@ -233,6 +250,10 @@ export function readListReply<E extends Entity>(entity: E, body: unknown, ctx: S
   const stubs: ItemStub[] = [];
   const invalid: InvalidItem[] = [];
   raw.forEach((x: unknown, index: number) => {
+    if (isPlainStub(x)) {
+      stubs.push(x.last_updated === undefined ? { _id: x._id, index } : { _id: x._id, last_updated: x.last_updated, index });
+      return;
+    }
     const read = readStoreItem(entity, x, '', counts);
     if (!read.ok) invalid.push({ entity, index, _id: idOf(entity, x), error: read.error });
     else if (isStubShape(entity, x)) stubs.push({ _id: read.item._id, last_updated: read.item.last_updated, index });

@@ -94,6 +94,9 @@ function keysOnly(entity: Entity, listing: Listing): boolean {
 function listedJson(entity: Entity, listing: Listing): (item: ListedItem<unknown>) => string {
   if (listing === 'full') return (item) => item.json;
   const members = entityOf(entity).stubMembers;
+  // Keys only (product stubs): the text written directly, the same as JSON.stringify of the stub
+  // (`last_updated` is a safe integer, the guard checked it), without an object per stub.
+  if (members.length === 0) return (item) => `{"_id":${JSON.stringify(item._id)},"last_updated":${item.last_updated}}`;
   return (item) => {
     const stub: Record<string, unknown> = { _id: item._id, last_updated: item.last_updated };
     if (members.length > 0) {
