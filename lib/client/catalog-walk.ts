@@ -414,6 +414,11 @@ function* inPageOrder<T extends { _id: string; last_updated?: number }>(page: Li
     for (const item of page.items) yield { key: item, item };
     return;
   }
+  if (page.items.length === 0 && page.invalid.length === 0) {
+    // A page of stubs only (an ids-only listing): they are in page order already.
+    for (const stub of page.stubs) yield { key: stub, stub };
+    return;
+  }
   // Items fill the positions that are neither stubs nor invalid, in order.
   const taken = new Set<number>([...page.stubs.map((x) => x.index), ...page.invalid.map((x) => x.index)]);
   const stubAt = new Map(page.stubs.map((x) => [x.index, x]));
