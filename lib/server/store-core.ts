@@ -311,13 +311,13 @@ export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreC
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
 }
 
-/** The list table's by-id parameter: present, it makes a list request the read of one item (`list-query.ts`). */
-const BY_ID_PARAMETER: keyof typeof LIST_QUERY = 'id';
-const ID_PARAMETER = new RegExp(`(?:^\\??|&)${BY_ID_PARAMETER}(?:=|&|$)`);
+/** The list table's by-id parameters: present, they make a list request a read by id (`list-query.ts`). */
+const BY_ID_PARAMETERS: readonly (keyof typeof LIST_QUERY)[] = ['id', 'ids'];
+const ID_PARAMETER = new RegExp(`(?:^\\??|&)(?:${BY_ID_PARAMETERS.join('|')})(?:=|&|$)`);
 
 /**
  * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id
- * read) is a `getProduct` / `getOrder`, on the list route.
+ * read) or `ids` (the batched one) is a `getProduct` / `getOrder`, on the list route.
  */
 function observedOperation(operation: string, rawQuery: string): string {
   const op = Object.prototype.hasOwnProperty.call(OPERATIONS, operation) ? OPERATIONS[operation as OperationName] : undefined;
