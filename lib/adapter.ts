@@ -183,6 +183,27 @@ export interface EntityStore<T extends { _id: string; last_updated?: number }> {
   /** The item with this `_id`, or `undefined`. */
   get(id: string, options: SignalOptions): Promise<T | undefined>;
   /**
+   * Optional: the items with these `_id`s, in one call (the store's batched by-ID read,
+   * `?ids=a,b,c`, asks for up to `MAX_BY_IDS` at once). Implement it when your database can read
+   * them in one query (`WHERE _id IN (…)`). Contract:
+   * - `ids` are distinct, valid `_id`s (the kit never asks for one twice in a call);
+   * - the answer holds each item found once, in any order (the guard puts them in the order asked),
+   *   and nothing that was not asked for; an id not found is simply left out;
+   * - the items are what `get` would answer for each id.
+   * Without it, the kit calls `get` once per id.
+   *
+   * @example One query (a SQL store over Kysely):
+   * ```ts
+   * async getMany(ids: readonly string[], { signal }: SignalOptions): Promise<Product[]> {
+   *   signal.throwIfAborted();
+   *   if (ids.length === 0) return [];
+   *   const rows = await this.db.selectFrom('products').select('doc').where('_id', 'in', ids).execute();
+   *   return rows.map((r) => JSON.parse(r.doc));
+   * }
+   * ```
+   */
+  getMany?(ids: readonly string[], options: SignalOptions): Promise<ReadonlyArray<T>>;
+  /**
    * Inserts or replaces the item atomically, following `WriteOptions.lastUpdated`
    * (`resolveWrite` implements the rule). Concurrent upserts of one `_id` must neither lose an
    * update nor create two rows.

@@ -99,6 +99,17 @@ export class MemoryEntityStore<T extends { _id: string; last_updated?: number }>
     return this.byId.get(id)?.doc;
   }
 
+  /** The items found, in the order asked (one map lookup each). */
+  async getMany(ids: readonly string[], options?: SignalOptions): Promise<T[]> {
+    options?.signal?.throwIfAborted();
+    const out: T[] = [];
+    for (const id of ids) {
+      const row = this.byId.get(id);
+      if (row) out.push(row.doc);
+    }
+    return out;
+  }
+
   async upsert(item: T, options: WriteOptions): Promise<UpsertResult<T>> {
     options.signal?.throwIfAborted();
     return this.write(item, options);

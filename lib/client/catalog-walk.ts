@@ -45,6 +45,11 @@ export interface ListPage<T> {
   readonly normalisations: NormalisationCounts;
   readonly bytes: number;
   readonly durationMs: number;
+  /**
+   * The most ids one batched by-ID read (`StoreClient.readByIds`) may ask this store for, when the
+   * page advertised the extension (`BY_IDS_HEADER`); `undefined`: read one id per request.
+   */
+  readonly byIds?: number;
 }
 
 export interface WalkPage<T> extends ListPage<T> {
@@ -407,6 +412,11 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
 function* inPageOrder<T extends { _id: string; last_updated?: number }>(page: ListPage<T>): Generator<{ key: T | ItemStub; item?: T; stub?: ItemStub }> {
   if (page.stubs.length === 0) {
     for (const item of page.items) yield { key: item, item };
+    return;
+  }
+  if (page.items.length === 0 && page.invalid.length === 0) {
+    // A page of stubs only (an ids-only listing): they are in page order already.
+    for (const stub of page.stubs) yield { key: stub, stub };
     return;
   }
   // Items fill the positions that are neither stubs nor invalid, in order.

@@ -15,7 +15,8 @@ import { requestUrl, type OperationQuery } from './client-urls';
 import { InvalidOptionError } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { idempotencyKeyOf } from './idempotency';
-import { readByIdReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
+import { advertisedByIds, readByIdReply, readByIdsReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
+import { MAX_BY_IDS } from '../contract/limits';
 
 /** One list request: paging, and the list filters to send (`ListFilters`, from `LIST_QUERY`). */
 export interface ListOptions extends ListFilters {
@@ -53,6 +54,21 @@ export interface ReadById<T> {
   readonly normalisations: NormalisationCounts;
 }
 
+/** A batched by-ID read (`readByIds`), read. */
+export interface ReadByIds<T> {
+  /** The valid items answered, in the order asked. */
+  readonly items: T[];
+  /** Ids the store says it does not hold. */
+  readonly missing: string[];
+  /**
+   * Ids answered neither way, or answered with an item that fails the contract: read each of them
+   * again with `readById` (a store leaves items out that would cross its page budget; the single
+   * read then says what is wrong with an invalid one).
+   */
+  readonly unanswered: string[];
+  readonly normalisations: NormalisationCounts;
+}
+
 export interface StoreClient {
   /** The parsed options, without the key. */
   readonly config: Readonly<Omit<ClientConfig, 'svcKey'>>;
@@ -66,6 +82,22 @@ export interface StoreClient {
   get<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ItemOf<E>>;
   /** `get`, with the normalisations the reader applied (the sync engine counts them). */
   readById<E extends Entity>(entity: E, id: string, options?: CallOptions): Promise<ReadById<ItemOf<E>>>;
+  /**
+   * Several items in one request (`GET {list URL}?ids=a,b,c`): the batched by-ID read, an
+   * extension of this kit's store. Send it only to a store whose list pages advertised it
+   * (`ListPage.byIds`, from the `Storebridge-By-Ids` header), with at most that many distinct ids;
+   * a deployed store does not know `ids` and would answer a list page (a `StoreContractError`).
+   *
+   * @example
+   * ```ts
+   * const page = await client.list('products', { sortorder: 'asc', jobid: 1 });
+   * if (page.byIds) {
+   *   const read = await client.readByIds('products', ['p1', 'p2'], { signal });
+   *   // read.items: the items found, in order; read.missing: ids the store does not hold
+   * }
+   * ```
+   */
+  readByIds<E extends Entity>(entity: E, ids: readonly string[], options?: CallOptions): Promise<ReadByIds<ItemOf<E>>>;
   /** Updates the order (with `_id`) or creates it (without: the result carries the `_id` the store assigned). */
   writeOrder(order: WritableItem<'orders'>, options: WriteOptions): Promise<WriteResult<Order>>;
   writeProduct(product: WritableItem<'products'>, options: WriteOptions): Promise<WriteResult<Product>>;
@@ -121,7 +153,8 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     const counts: NormalisationCounts = {};
     const { res, ctx, body } = await exchange({ operation, method: 'GET', url, signal: opts.signal }, counts);
     const page = readListReply(entity, body, ctx, counts);
-    return { ...page, bytes: res.bytes, durationMs: res.durationMs };
+    const byIds = advertisedByIds(res.headers);
+    return { ...page, bytes: res.bytes, durationMs: res.durationMs, ...(byIds === undefined ? {} : { byIds }) };
   }
 
   async function readById<E extends Entity>(entity: E, id: string, opts: CallOptions = {}): Promise<ReadById<ItemOf<E>>> {
@@ -132,6 +165,19 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     const read = readByIdReply(entity, body, id, counts);
     if (!read.ok) throw new StoreContractError(ctx, read.error);
     return { item: read.item, normalisations: counts };
+  }
+
+  async function readByIds<E extends Entity>(entity: E, ids: readonly string[], opts: CallOptions = {}): Promise<ReadByIds<ItemOf<E>>> {
+    if (ids.length === 0) return { items: [], missing: [], unanswered: [], normalisations: {} };
+    if (ids.length > MAX_BY_IDS) throw new InvalidOptionError('ids', `must hold at most ${MAX_BY_IDS} ids (the batched by-ID read's limit), got ${ids.length}`);
+    const operation = entityOf(entity).operations.get;
+    // Each id percent-encoded on its own, so a comma inside an id cannot split it (`ItemIdsParameter`).
+    const url = urlOf(entityOf(entity).operations.list, { ids: ids.map((id) => encodeURIComponent(id)).join(',') });
+    const counts: NormalisationCounts = {};
+    const { ctx, body } = await exchange({ operation, method: 'GET', url, signal: opts.signal }, counts);
+    const read = readByIdsReply(entity, body, ids, counts);
+    if (!read.ok) throw new StoreContractError(ctx, read.error);
+    return { ...read.value, normalisations: counts };
   }
 
   async function write<E extends Entity>(entity: E, item: WritableItem<E>, opts: WriteOptions): Promise<WriteResult<ItemOf<E>>> {
@@ -171,6 +217,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     listOrders: (o) => list('orders', o),
     get: async (entity, id, o) => (await readById(entity, id, o)).item,
     readById,
+    readByIds,
     getProduct: async (id, o) => (await readById('products', id, o)).item,
     getOrder: async (id, o) => (await readById('orders', id, o)).item,
     write,

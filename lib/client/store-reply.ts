@@ -10,6 +10,8 @@ import { entityOf } from '../contract/entities';
 import { readItem, type NormalisationKind } from '../contract/item-reader';
 import type { Paging, WriteMessage } from '../contract/messages';
 import { parseWire } from '../contract/parse';
+import { MAX_BY_IDS } from '../contract/limits';
+import { BY_IDS_HEADER, hasForbiddenCharacter, MAX_ID_LENGTH } from '../contract/webhook';
 import type { Entity, ItemOf } from '../contract/entities';
 import { StoreAuthError, StoreContractError, type StoreErrorContext } from './client-errors';
 import type { HttpResponse } from './client-transport';
@@ -217,6 +219,23 @@ export function readStoreItem<E extends Entity>(entity: E, raw: unknown, label: 
   return { ok: true, item: read.item };
 }
 
+/**
+ * A stub exactly as the kit's store sends it (`{_id, last_updated}`: a valid id, a valid timestamp,
+ * nothing else), read without the schema: a re-sync of 100,000 items reads 100,000 of them, and
+ * the zod pass was most of the caller's parsing time. Anything else (false) takes the schema
+ * and the tolerant reader, as before; the result is the same.
+ */
+function isPlainStub(x: unknown): x is { _id: string; last_updated?: number } {
+  if (!isRecord(x)) return false;
+  let id = false;
+  for (const key in x) {
+    const v = x[key];
+    if (key === '_id' && typeof v === 'string' && v !== '' && v.length <= MAX_ID_LENGTH && !hasForbiddenCharacter(v)) id = true;
+    else if (key !== 'last_updated' || typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) return false;
+  }
+  return id;
+}
+
 /** Reads a list reply's body: paging, items, stubs and quarantined items. Throws `StoreContractError` when the envelope is unreadable. */
 export function readListReply<E extends Entity>(entity: E, body: unknown, ctx: StoreErrorContext, counts: NormalisationCounts): ReadPage<E> {
   if (!isRecord(body)) throw new StoreContractError(ctx, 'the body is not a JSON object');
@@ -231,6 +250,10 @@ export function readListReply<E extends Entity>(entity: E, body: unknown, ctx: S
   const stubs: ItemStub[] = [];
   const invalid: InvalidItem[] = [];
   raw.forEach((x: unknown, index: number) => {
+    if (isPlainStub(x)) {
+      stubs.push(x.last_updated === undefined ? { _id: x._id, index } : { _id: x._id, last_updated: x.last_updated, index });
+      return;
+    }
     const read = readStoreItem(entity, x, '', counts);
     if (!read.ok) invalid.push({ entity, index, _id: idOf(entity, x), error: read.error });
     else if (isStubShape(entity, x)) stubs.push({ _id: read.item._id, last_updated: read.item.last_updated, index });
@@ -263,6 +286,72 @@ export function readByIdReply<E extends Entity>(entity: E, body: unknown, id: st
   if (!read.ok) return read;
   if (read.item._id !== id) return { ok: false, error: `asked for "${id}", got "${read.item._id}"` };
   return read;
+}
+
+/**
+ * Reads a batched by-ID answer (`?ids=`): `{"<entity>": [items], "missing": [ids]}`. Items come
+ * back in the order asked; an item that fails the contract, or an id answered neither way, is
+ * `unanswered` (to be read on its own). An item or a missing id that was not asked for, or one
+ * answered twice, makes the whole answer unreadable: the store is not doing what was asked.
+ */
+export function readByIdsReply<E extends Entity>(
+  entity: E,
+  body: unknown,
+  ids: readonly string[],
+  counts: NormalisationCounts,
+): { ok: true; value: { items: ItemOf<E>[]; missing: string[]; unanswered: string[] } } | { ok: false; error: string } {
+  const shape = `expected {"${entity}": [...], "missing": [...]}`;
+  if (!isRecord(body)) return { ok: false, error: `${shape}, got ${Array.isArray(body) ? 'an array' : typeof body}` };
+  const raw = body[entity];
+  const missingRaw = body.missing;
+  if (!Array.isArray(raw) || !Array.isArray(missingRaw)) {
+    const why = body.paging !== undefined ? ': the store answered a list page (it does not serve the batched by-ID read)' : '';
+    return { ok: false, error: `${shape}${why}` };
+  }
+  const position = new Map(ids.map((id, i) => [id, i]));
+  const answered = new Set<string>();
+  const note = (id: string, as: string): string | undefined => {
+    if (!position.has(id)) return `answered ${JSON.stringify(id)} as ${as}, which was not asked for`;
+    if (answered.has(id)) return `answered ${JSON.stringify(id)} twice`;
+    answered.add(id);
+    return undefined;
+  };
+  const missing: string[] = [];
+  for (const id of missingRaw) {
+    if (typeof id !== 'string') return { ok: false, error: 'missing must hold ids (strings)' };
+    const wrong = note(id, 'missing');
+    if (wrong) return { ok: false, error: wrong };
+    missing.push(id);
+  }
+  const items: ItemOf<E>[] = [];
+  for (const x of raw) {
+    const id = idOf(entity, x);
+    if (id !== undefined) {
+      const wrong = note(id, 'an item');
+      if (wrong) return { ok: false, error: wrong };
+    }
+    if (isStubShape(entity, x)) {
+      answered.delete(id!);
+      continue;
+    }
+    const read = readStoreItem(entity, x, '', counts);
+    if (read.ok && read.item._id === id) items.push(read.item);
+    else if (id !== undefined) answered.delete(id); // read again on its own: that read says what is wrong
+  }
+  items.sort((a, b) => position.get(a._id)! - position.get(b._id)!);
+  // Answered: the valid items and the missing ids (`answered` has lost the others above).
+  const unanswered = ids.filter((id) => !answered.has(id));
+  return { ok: true, value: { items, missing, unanswered } };
+}
+
+/**
+ * The batch size a list reply advertises (`BY_IDS_HEADER`), capped at `MAX_BY_IDS`; `undefined`
+ * when the header is absent or not a positive integer (then the caller reads one id per request).
+ */
+export function advertisedByIds(headers: Headers): number | undefined {
+  const text = headers.get(BY_IDS_HEADER);
+  if (text === null || !/^\s*[1-9]\d{0,8}\s*$/.test(text)) return undefined;
+  return Math.min(Number(text), MAX_BY_IDS);
 }
 
 /** The outcome of an add/update: the store's failure structure is a result, not an exception. */

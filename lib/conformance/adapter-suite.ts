@@ -5,7 +5,8 @@
  *
  * It checks paging in both sort orders and both modes (offset and keyset), every item exactly once
  * over random catalogs with many `last_updated` ties (a fast-check property), tie-breaking by `_id`,
- * `after` as strictly after, exact counts, get/upsert, the `resolveWrite` rules (`touch`, `keep`),
+ * `after` as strictly after, exact counts, get/upsert, `getMany` (order, ids not found, an empty
+ * list; raw when the adapter has one, else the guard's fallback), the `resolveWrite` rules (`touch`, `keep`),
  * concurrent upserts of one `_id`, `upsertMany` (when the adapter has one: the same results as
  * upserts one by one, input order, repeated `_id`s, atomic per item), one item per `sku` / `orderid`
  * under concurrent creates (`DuplicateKeyError` for the others), partial (`merge`) writes, the
@@ -28,6 +29,7 @@
 import type { StoreAdapter } from '../adapter';
 import { InvalidOptionError } from '../errors';
 import { contentCases } from './content-cases';
+import { getManyCases } from './get-many-cases';
 import { idCases } from './id-cases';
 import { itemCases } from './item-cases';
 import { keyCases } from './key-cases';
@@ -80,7 +82,7 @@ function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions
 }
 
 function cases<A extends StoreAdapter>(): Case<A>[] {
-  return [...itemCases<A>(), ...pagingCases<A>(), ...writeCases<A>(), ...keyCases<A>(), ...contentCases<A>(), ...idCases<A>()];
+  return [...itemCases<A>(), ...getManyCases<A>(), ...pagingCases<A>(), ...writeCases<A>(), ...keyCases<A>(), ...contentCases<A>(), ...idCases<A>()];
 }
 
 /** Names of the tests `runAdapterConformance` registers (for `skip`). */

@@ -62,3 +62,11 @@ export const MAX_WRITE_ARRAY_ITEMS = 10_000;
  * re-sync of 100,000 items walks 11 pages, not 1,000 (docs/wire-decisions.md "Ids-only listing").
  */
 export const MAX_STUB_PAGE_SIZE = 10_000;
+
+/**
+ * Most ids one batched by-ID read (`GET /products?ids=a,b,c`, an extension of this kit) may ask
+ * for; more is a 400. The store advertises it on its stub list pages (`BY_IDS_HEADER`), and the
+ * kit's caller asks in batches of at most this many: a re-sync that fetches 1,000 changed items
+ * sends 10 requests, not 1,000 (docs/wire-decisions.md "Batched by-ID read").
+ */
+export const MAX_BY_IDS = 100;

@@ -9,7 +9,8 @@
  */
 import { z } from 'zod';
 import { SORT_ORDERS } from './messages';
-import { IdSchema } from './webhook';
+import { MAX_BY_IDS } from './limits';
+import { BY_IDS_HEADER, IdSchema } from './webhook';
 
 /** Where a parameter comes from: the interface's text, the deployed system, or this kit. */
 export type ParameterOrigin = 'spec' | 'deployed' | 'storebridge';
@@ -48,6 +49,49 @@ export const ItemIdParameter: QueryParameter<string> = {
   origin: 'spec',
 };
 
+/** `"abc"` for a message, shortened to 40 characters. */
+const shownId = (id: string) => JSON.stringify(id.length > 40 ? `${id.slice(0, 40)}…` : id);
+
+/**
+ * `ids` on the list URL: the batched by-ID read. Comma-separated ids, each percent-encoded on its
+ * own (`encodeURIComponent`: a comma inside an id travels as `%2C`), so the value is decoded once
+ * more per id after the query string's own decoding. 1 to `MAX_BY_IDS` distinct ids, each valid by
+ * the contract's id rule (`IdSchema`); anything else is refused with what is wrong.
+ */
+export const ItemIdsParameter: QueryParameter<string[]> = {
+  schema: z.string().transform((text, ctx) => {
+    const fail = (message: string) => {
+      ctx.issues.push({ code: 'custom', message, input: text });
+      return z.NEVER;
+    };
+    if (text === '') return fail(`must not be empty: give 1 to ${MAX_BY_IDS} comma-separated ids`);
+    const parts = text.split(',');
+    // Counted before anything is decoded: a long list costs nothing more than its refusal.
+    if (parts.length > MAX_BY_IDS) return fail(`must hold at most ${MAX_BY_IDS} ids, got ${parts.length}`);
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < parts.length; i++) {
+      if (parts[i] === '') return fail(`must not hold an empty id (id ${i + 1} of ${parts.length}); separate ids with single commas`);
+      let id: string;
+      try {
+        id = decodeURIComponent(parts[i]);
+      } catch {
+        return fail(`id ${i + 1} is not valid percent-encoding (encode each id with encodeURIComponent)`);
+      }
+      const valid = IdSchema.safeParse(id);
+      if (!valid.success) return fail(`id ${i + 1} (${shownId(id)}) ${valid.error.issues[0]?.message ?? 'is not a valid id'}`);
+      if (seen.has(id)) return fail(`must not repeat an id: ${shownId(id)} is given twice`);
+      seen.add(id);
+      ids.push(id);
+    }
+    return ids;
+  })
+    // What the value is once read, for the OpenAPI document (a comma-separated array: `style: form`, `explode: false`).
+    .pipe(z.array(IdSchema).min(1).max(MAX_BY_IDS)),
+  description: `Read several items at once (an extension of this kit, advertised by the \`${BY_IDS_HEADER}\` header of its stub list pages): 1 to ${MAX_BY_IDS} distinct ids, comma-separated, each percent-encoded on its own (a comma in an id is \`%2C\`). The answer is \`{"<entity>": [items found, in the order asked], "missing": [ids not found]}\`; other parameters are then ignored.`,
+  origin: 'storebridge',
+};
+
 /** The list webhooks' parameters. */
 export const LIST_QUERY = {
   sortorder: {
@@ -76,6 +120,7 @@ export const LIST_QUERY = {
     description: 'Read one item instead of a page: the answer is the bare item (the deployed by-id read). Other parameters are then ignored.',
     origin: 'deployed',
   } as QueryParameter<string>,
+  ids: ItemIdsParameter,
 } satisfies QueryTable;
 
 /** The add/update webhooks' parameters (`POST {url}?jobid=&id=`; without `id` the write creates). */
@@ -87,12 +132,12 @@ export const WRITE_QUERY = {
 export type ListQueryValues = QueryValues<typeof LIST_QUERY>;
 
 /**
- * The list parameters the store router interprets itself (paging and the by-ID read). Every other
+ * The list parameters the store router interprets itself (paging and the by-ID reads). Every other
  * parameter of `LIST_QUERY` is a **filter**: the router hands it to the adapter's `list`, and the
  * caller sends it from its `ListOptions` / `WalkOptions`, so a filter is declared once, here.
  */
-const LIST_PAGING_PARAMETERS: ReadonlySet<string> = new Set(['sortorder', 'jobid', 'offset', 'next', 'limit', 'id'] satisfies (keyof typeof LIST_QUERY)[]);
-type ListPagingParameter = 'sortorder' | 'jobid' | 'offset' | 'next' | 'limit' | 'id';
+const LIST_PAGING_PARAMETERS: ReadonlySet<string> = new Set(['sortorder', 'jobid', 'offset', 'next', 'limit', 'id', 'ids'] satisfies (keyof typeof LIST_QUERY)[]);
+type ListPagingParameter = 'sortorder' | 'jobid' | 'offset' | 'next' | 'limit' | 'id' | 'ids';
 
 type DeclaredFilters = { readonly [K in Exclude<keyof typeof LIST_QUERY, ListPagingParameter>]?: ListQueryValues[K] };
 

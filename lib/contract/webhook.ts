@@ -61,6 +61,15 @@ export const SkuSchema = z.string().regex(WITHOUT_FORBIDDEN_CHARACTERS, NO_FORBI
  */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
+/**
+ * The response header by which a store advertises the batched by-ID read (`?ids=a,b,c` on the list
+ * URL, an extension of this kit): its value is the most ids one request may ask for
+ * (`MAX_BY_IDS`). The kit's store sends it on its stub list pages; the kit's caller batches the
+ * by-ID reads of a stub re-sync only after a list page carried it, and reads one id per request
+ * otherwise, so a deployed store that never heard of `ids` never receives it.
+ */
+export const BY_IDS_HEADER = 'Storebridge-By-Ids';
+
 /** A key's value (unquoted): 1–255 printable ASCII characters, e.g. a UUID. */
 export const IdempotencyKeySchema = z
   .string()

@@ -4,7 +4,9 @@
  * and parameters come from the contract; statuses from the router's error catalog
  * (docs/wire-decisions.md, docs/errors.md).
  */
+import type { z } from 'zod';
 import {
+  BY_IDS_HEADER,
   ENTITIES,
   ENTITY_DESCRIPTORS,
   entityOf,
@@ -87,16 +89,30 @@ function commonErrors(s: GeneratedSchemas): Responses {
   };
 }
 
+/** The batched by-ID read's answer (`?ids=`): `{"<entity>": [items], "missing": [ids]}`. */
+function byIdsReply(s: GeneratedSchemas, entity: string, item: z.ZodType): object {
+  return {
+    type: 'object',
+    required: [entity, 'missing'],
+    properties: { [entity]: { type: 'array', items: s.reply(item) }, missing: { type: 'array', items: s.inline(IdSchema) } },
+  };
+}
+
 /** The query parameters of a table, in OpenAPI form (`jobid` is required where `required` says so). */
 function queryParameters(s: GeneratedSchemas, table: QueryTable, required: ReadonlySet<string> = new Set()): object[] {
-  return Object.entries(table).map(([name, p]) => ({
-    name,
-    in: 'query',
-    required: required.has(name),
-    description: p.description,
-    schema: s.parameter(p.schema),
-    ...(p.origin !== 'spec' ? { 'x-storebridge-origin': p.origin } : {}),
-  }));
+  return Object.entries(table).map(([name, p]) => {
+    const schema = s.parameter(p.schema) as { type?: unknown };
+    return {
+      name,
+      in: 'query',
+      required: required.has(name),
+      description: p.description,
+      // An array parameter (`ids`) is one comma-separated value, never the parameter repeated.
+      ...(schema.type === 'array' ? { style: 'form', explode: false } : {}),
+      schema,
+      ...(p.origin !== 'spec' ? { 'x-storebridge-origin': p.origin } : {}),
+    };
+  });
 }
 
 /** The OpenAPI `paths` of the webhooks. `paths` maps each operation to its URL (OpenAPI templating). */
@@ -118,10 +134,14 @@ export function webhookPaths(s: GeneratedSchemas, paths: Readonly<Record<Operati
 
     add(list.operation, {
       summary: `List ${entity}`,
-      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${stubExtra(entity)}) in place of the ${entity}, up to 10,000 a page when asked with \`limit\`. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404.`,
+      description: `One page of ${entity} in webhook form. Offset requests answer \`paging.offset\` (this page's first position); cursor requests answer without it. \`paging.next\` is absent on the last page. A page body never exceeds the router's byte budget (default 10,000,000 bytes). A store run with the ids-only listing answers stubs (\`{_id, last_updated}\`${stubExtra(entity)}) in place of the ${entity}, up to 10,000 a page when asked with \`limit\`. With \`id\`, the answer is that one ${noun}, bare (the deployed by-id read), or 404. With \`ids\` (this kit's batched by-ID read, advertised by the \`${BY_IDS_HEADER}\` header of stub list pages), the answer is \`{"${entity}": [the ${entity} found, in the order asked], "missing": [ids not found]}\`; an item that would cross the byte budget is left out of both lists (read it on its own).`,
       parameters: queryParameters(s, list.query),
       responses: {
-        '200': { description: `A page of ${entity}, or with \`id\` the bare ${noun}.`, content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema)] }) },
+        '200': {
+          description: `A page of ${entity}, or with \`id\` the bare ${noun}, or with \`ids\` the ${entity} found and the ids missing.`,
+          headers: { [BY_IDS_HEADER]: { description: `On stub list pages: the batched by-ID read (\`ids\`) is served, for up to this many ids.`, schema: { type: 'integer', minimum: 1 } } },
+          content: json({ oneOf: [s.reply(list.reply), s.reply(d.schema), byIdsReply(s, entity, d.schema)] }),
+        },
         '400': { description: 'A parameter is repeated or malformed (a control character in `id` included), `offset` and `next` are both given, or the cursor is invalid, tampered with or foreign.', content: error },
         '404': { description: `With \`id\`: no ${noun} has this \`_id\`.`, content: error },
         ...errors,

@@ -7,7 +7,7 @@
  *
  * What this module adds is what one parameter alone cannot say: the defaults (`sortorder` asc,
  * `limit` the router's page size), that `offset` and `next` exclude each other, the cursor's
- * checks, and the `id` read. Every other parameter the table declares is handed to the adapter's
+ * checks, and the `id` and `ids` reads. Every other parameter the table declares is handed to the adapter's
  * `list` as is (`ListQuery.extra`, the table's filters: `listFiltersOf`): adding a list parameter
  * means adding it to the table and to the adapters, and nothing here (see docs/wire-decisions.md).
  */
@@ -41,12 +41,21 @@ export interface ItemQuery {
   readonly id: string;
 }
 
-export function parseListQuery(rawQuery: string, entity: Entity, config: RouterConfig): ListQuery | ItemQuery {
+/** A list request with `ids`: read those items (the batched by-ID read, an extension of this kit). */
+export interface ItemsQuery {
+  readonly kind: 'items';
+  /** 1 to `MAX_BY_IDS` distinct valid ids, in the order asked (`ItemIdsParameter`). */
+  readonly ids: readonly string[];
+}
+
+export function parseListQuery(rawQuery: string, entity: Entity, config: RouterConfig): ListQuery | ItemQuery | ItemsQuery {
   const parsed = parseQuery(LIST_QUERY, rawQuery);
   if (!parsed.ok) throw new InvalidQueryError(parsed.error);
   const v: ListQueryValues = parsed.values;
-  // With `id`, the paging parameters do not apply; they were still checked one by one above.
+  if (v.id !== undefined && v.ids !== undefined) throw new InvalidQueryError('give either id (one item) or ids (several), not both');
+  // With `id` or `ids`, the paging parameters do not apply; they were still checked one by one above.
   if (v.id !== undefined) return { kind: 'item', id: v.id };
+  if (v.ids !== undefined) return { kind: 'items', ids: v.ids };
   if (v.offset !== undefined && v.next !== undefined) {
     throw new InvalidQueryError('give either offset (numeric paging) or next (cursor paging), not both');
   }

@@ -73,6 +73,7 @@ export function createStoreMetrics(target: Registry | Metrics): StoreMetrics {
       listKeys: timed(e, 'listKeys', (o: Parameters<GuardedEntityStore<E>['listKeys']>[0]) => store.listKeys(o)),
       count: timed(e, 'count', (o) => store.count(o)),
       get: timed(e, 'get', (id: string, o) => store.get(id, o)),
+      getMany: timed(e, 'getMany', (ids: readonly string[], o) => store.getMany(ids, o)),
       upsert: timed(e, 'upsert', (item, o) => store.upsert(item, o)),
       upsertMany: timed(e, 'upsertMany', (items, o) => store.upsertMany(items, o)),
       check: timed(e, 'check', (item, o) => store.check(item, o)),

@@ -25,7 +25,7 @@ import { Deadline } from './deadline';
 import { HttpError, MethodNotAllowedError, RateLimitedError } from '../http/http-errors';
 import { parseListQuery } from './list-query';
 import { addressKey, WindowLimiter } from './rate-limit';
-import { getBareItem, getItem, listPage, type CoreHttpResponse } from './read-core';
+import { getBareItem, getItem, getItems, listPage, type CoreHttpResponse } from './read-core';
 import { RequestObservation, jobidOf } from './request-observation';
 import { parseRouterOptions, type Logger, type RouterConfig, type StoreRouterOptions } from './router-options';
 import { handleWrite, writeFailure } from './write-core';
@@ -260,7 +260,9 @@ export class StoreCore {
     switch (op.kind) {
       case 'list': {
         const query = parseListQuery(request.rawQuery, op.entity, this.config);
-        return query.kind === 'item' ? getBareItem(this.config, op.entity, query.id, deadline) : listPage(this.config, op.entity, query, deadline);
+        if (query.kind === 'item') return getBareItem(this.config, op.entity, query.id, deadline);
+        if (query.kind === 'items') return getItems(this.config, op.entity, query.ids, deadline);
+        return listPage(this.config, op.entity, query, deadline);
       }
       case 'get':
         return getItem(this.config, op.entity, request.id ?? '', deadline);
@@ -309,13 +311,13 @@ export function createStoreCore(options: StoreRouterOptions | StoreCore): StoreC
   return options instanceof StoreCore ? options : new StoreCore(parseRouterOptions(options));
 }
 
-/** The list table's by-id parameter: present, it makes a list request the read of one item (`list-query.ts`). */
-const BY_ID_PARAMETER: keyof typeof LIST_QUERY = 'id';
-const ID_PARAMETER = new RegExp(`(?:^\\??|&)${BY_ID_PARAMETER}(?:=|&|$)`);
+/** The list table's by-id parameters: present, they make a list request a read by id (`list-query.ts`). */
+const BY_ID_PARAMETERS: readonly (keyof typeof LIST_QUERY)[] = ['id', 'ids'];
+const ID_PARAMETER = new RegExp(`(?:^\\??|&)(?:${BY_ID_PARAMETERS.join('|')})(?:=|&|$)`);
 
 /**
  * The operation a request is logged and measured under: a list URL with `id` (the deployed by-id
- * read) is a `getProduct` / `getOrder`, on the list route.
+ * read) or `ids` (the batched one) is a `getProduct` / `getOrder`, on the list route.
  */
 function observedOperation(operation: string, rawQuery: string): string {
   const op = Object.prototype.hasOwnProperty.call(OPERATIONS, operation) ? OPERATIONS[operation as OperationName] : undefined;

@@ -2,12 +2,13 @@
  * Ids-only lists: a store may list stubs (`{_id, last_updated}`, orders also `orderid`) and serve
  * each item by ID (`?id=`), so the service fetches only what changed (the deployed "list by id"
  * mode). A stub whose `last_updated` the sink already holds is current; every other stub (new,
- * changed, or without `last_updated`) is fetched by ID. A stub is never stored as the item.
+ * changed, or without `last_updated`) is fetched by ID, in batches when the store advertised the
+ * batched by-ID read (`BY_IDS_HEADER`). A stub is never stored as the item.
  */
 import type { Entity, ItemOf } from '../contract/entities';
 import { AdapterError } from '../errors';
 import { compareKeys, type SortKey } from '../adapter';
-import { StoreContractError, StoreNotFoundError } from '../client/client-errors';
+import { StoreBadRequestError, StoreContractError, StoreNotFoundError } from '../client/client-errors';
 import { addNormalisations, type InvalidItem, type ItemStub, type NormalisationCounts } from '../client/store-reply';
 import { linkedController } from '../client/linked-abort';
 import type { RunContext } from './sync-run-context';
@@ -106,8 +107,12 @@ async function staleStubs(ctx: RunContext, entity: Entity, stubs: readonly ItemS
  * Fetches the items of the stubs that are not current in the sink. A 404 or an unreadable answer
  * quarantines that one item (its stub was listed, so the run reports it); any other failure (network,
  * 5xx after retries, auth) stops the run like a failed page, and the next run resumes there.
+ *
+ * `byIds`: the batch size the store advertised on its list page (`ListPage.byIds`). With it, the
+ * stale stubs are read `byIds` at a time (`readByIds`, one request per batch, `byIdConcurrency`
+ * batches in flight); without it (a deployed store), one request per id.
  */
-export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E, stubs: readonly ItemStub[], signal: AbortSignal): Promise<StubResolution<ItemOf<E>>> {
+export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E, stubs: readonly ItemStub[], signal: AbortSignal, byIds?: number): Promise<StubResolution<ItemOf<E>>> {
   const normalisations: NormalisationCounts = {};
   if (stubs.length === 0) return { items: [], failed: [], current: 0, normalisations };
   const stale = await staleStubs(ctx, entity, stubs, signal);
@@ -117,7 +122,7 @@ export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E,
   // The reads in flight each listen to the signal: give them one of their own, sized for them, so
   // Node does not warn of a listener leak at a high `byIdConcurrency`.
   const batch = linkedController(signal, 2 * limit + 8);
-  await mapLimit(stale, limit, async (stub) => {
+  const readOne = async (stub: ItemStub) => {
     try {
       const read = await ctx.options.client.readById(entity, stub._id, { signal: batch.controller.signal });
       addNormalisations(normalisations, read.normalisations);
@@ -127,7 +132,30 @@ export async function resolveStubs<E extends Entity>(ctx: RunContext, entity: E,
       const why = err instanceof StoreNotFoundError ? 'listed, but its by-ID read answered 404' : `its by-ID read: ${err.detail}`;
       failed.push({ entity, index: stub.index, _id: stub._id, error: why });
     }
-  }).finally(() => batch.release());
+  };
+  const readBatch = async (group: readonly ItemStub[]) => {
+    let read;
+    try {
+      read = await ctx.options.client.readByIds(entity, group.map((s) => s._id), { signal: batch.controller.signal });
+    } catch (err) {
+      // A store that advertised the batched read but refuses or garbles it: read the batch one by one.
+      if (!(err instanceof StoreBadRequestError || err instanceof StoreNotFoundError || err instanceof StoreContractError)) throw err;
+      for (const stub of group) await readOne(stub);
+      return;
+    }
+    addNormalisations(normalisations, read.normalisations);
+    items.push(...read.items);
+    const missing = new Set(read.missing);
+    const unanswered = new Set(read.unanswered);
+    for (const stub of group) {
+      if (missing.has(stub._id)) failed.push({ entity, index: stub.index, _id: stub._id, error: 'listed, but its batched by-ID read found none' });
+      else if (unanswered.has(stub._id)) await readOne(stub);
+    }
+  };
+  const groups: ItemStub[][] = [];
+  if (byIds !== undefined && byIds > 1 && stale.length > 1) for (let i = 0; i < stale.length; i += byIds) groups.push(stale.slice(i, i + byIds));
+  const work = groups.length > 0 ? mapLimit(groups, limit, readBatch) : mapLimit(stale, limit, readOne);
+  await work.finally(() => batch.release());
   // Input order, so the sink sees the store's order (mapLimit finishes them in any order).
   const order = new Map(stale.map((s, i) => [s._id, i]));
   items.sort((a, b) => (order.get(a._id) ?? 0) - (order.get(b._id) ?? 0));

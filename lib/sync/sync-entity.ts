@@ -85,7 +85,7 @@ export async function syncEntity<E extends Entity>(ctx: RunContext, entity: E, s
 async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: PagePart<ItemOf<E>>): Promise<void> {
   const { run } = ctx;
   const signal = ctx.signal ?? new AbortController().signal;
-  const fetched = await resolveStubs(ctx, entity, part.stubs, signal);
+  const fetched = await resolveStubs(ctx, entity, part.stubs, signal, part.page.byIds);
   const items = fetched.items.length ? [...part.items, ...fetched.items] : part.items;
   const store = ctx.sink.entity(entity);
   const results = items.length > 0 ? await retryingSink(signal, () => store.upsertMany(items, { lastUpdated: 'keep', now: ctx.now(), signal })) : [];

@@ -52,7 +52,7 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/client/client-options.ts': [1, 'checks across options, after defineOptions'],
   'lib/client/client-urls.ts': [2, 'a base URL checked for path rules the URL reader cannot state'],
   'lib/client/idempotency.ts': [1, 'a per-call idempotency key'],
-  'lib/client/store-client.ts': [1, 'a per-call argument'],
+  'lib/client/store-client.ts': [2, 'per-call arguments (a write\'s item, the ids of a batched read)'],
   'lib/conformance/adapter-suite.ts': [5, 'not converted yet'],
   'lib/conformance/endpoint-checker.ts': [1, 'not converted yet'],
   'lib/dashboard/dashboard-core.ts': [5, 'not converted yet'],

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NORMALISATION_KINDS } from '../../lib/contract/item-reader';
-import { REPLY_NORMALISATION_KINDS } from '../../lib/client/store-reply';
+import { isStubShape, readListReply, readStoreItem, REPLY_NORMALISATION_KINDS } from '../../lib/client/store-reply';
 import { createStoreClient, type FetchLike } from '../../lib/client';
 import { StoreAuthError, StoreContractError } from '../../lib/client/client-errors';
 import { createMemoryAdapter } from '../../adapters/memory';
@@ -202,6 +202,39 @@ describe('properties', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('stubs read without the schema', () => {
+  // `readListReply` reads a stub of the kit's exact form without zod; the result must be what the
+  // schema and the tolerant reader make of it, whatever the values.
+  const reference = (x: unknown) => {
+    const counts = {};
+    const read = readStoreItem('products', x, '', counts);
+    if (!read.ok) return { invalid: true };
+    return isStubShape('products', x) ? { stub: { _id: read.item._id, last_updated: read.item.last_updated } } : { item: read.item };
+  };
+  test('the same stubs, items and refusals as the schema path (property)', () => {
+    const id = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('', 'x'.repeat(256), 'x'.repeat(257), 'a\u0000b', '\ud800', '😀'), fc.integer());
+    const lu = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1, 1.5, -0, 1764300000000), fc.constant('12'), fc.constant(null));
+    const entry = fc.oneof(
+      fc.record({ _id: id, last_updated: lu }, { requiredKeys: [] }),
+      fc.record({ _id: id, last_updated: lu, title: fc.string({ maxLength: 4 }) }, { requiredKeys: ['_id'] }),
+    );
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 12 }), (raw) => {
+        const page = readListReply('products', { paging: { pageSize: raw.length, itemsTotal: raw.length }, products: raw }, { operation: 'listProducts', method: 'GET', url: 'http://x/', status: 200, attempts: 1 }, {});
+        raw.forEach((x, index) => {
+          const want = reference(x);
+          const stub = page.stubs.find((s) => s.index === index);
+          const bad = page.invalid.find((s) => s.index === index);
+          if (want.stub) expect(stub && { _id: stub._id, last_updated: stub.last_updated }).toEqual(want.stub);
+          else expect(stub).toBeUndefined();
+          expect(bad !== undefined).toBe(want.invalid === true);
+        });
+      }),
+      { numRuns: 300 },
     );
   });
 });

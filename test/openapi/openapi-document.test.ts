@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { createOpenApiDocument, type OpenApiDocument } from '../../lib/openapi';
-import { CONVERTERS, findForbiddenKey, OrderSchema, ProductSchema, ReverseOrderSchema, ReverseProductSchema } from '../../lib/contract';
+import { BY_IDS_HEADER, CONVERTERS, findForbiddenKey, MAX_BY_IDS, OrderSchema, ProductSchema, ReverseOrderSchema, ReverseProductSchema } from '../../lib/contract';
 import { WEBHOOK_ROUTES as OPERATIONS } from '../../lib/contract';
 import { InvalidOptionError } from '../../lib/errors';
 import { demoCatalog } from '../../lib/demo';
@@ -115,9 +115,13 @@ describe('store webhooks in the document', () => {
         ['next', 'query', false, undefined],
         ['limit', 'query', false, 'storebridge'],
         ['id', 'query', false, 'deployed'],
+        ['ids', 'query', false, 'storebridge'],
       ]);
       expect(params[0].schema).toEqual({ type: 'string', enum: ['asc', 'desc'] });
       expect(params[2].schema).toMatchObject({ type: 'integer', minimum: 0 });
+      // The batched by-ID read: one comma-separated value of 1 to MAX_BY_IDS ids.
+      expect(params[6]).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', minItems: 1, maxItems: MAX_BY_IDS, items: { type: 'string', minLength: 1 } } });
+      expect((full.paths[path] as any).get.responses['200'].headers[BY_IDS_HEADER].schema).toEqual({ type: 'integer', minimum: 1 });
     }
     // Without id (and without a body _id) a write creates the item.
     expect(((full.paths['/orders'] as any).post.parameters as any[]).map((p) => [p.name, p.required])).toEqual([['jobid', false], ['id', false]]);

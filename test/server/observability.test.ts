@@ -90,12 +90,17 @@ describe('structured logs', () => {
       expect((await get(`${store.base}/products?id=${encodeURIComponent(catalog.products[0]._id)}`, { C2SKey: KEY })).status).toBe(200);
       expect((await get(`${store.base}/orders?jobid=9&id=nope`)).status).toBe(404);
       expect((await get(`${store.base}/products?limit=2`)).status).toBe(200);
+      // The batched read (?ids=) is a by-id read too; `idsx` is not `ids`.
+      expect((await get(`${store.base}/products?jobid=3&ids=${encodeURIComponent(catalog.products[1]._id)},nope`)).status).toBe(200);
+      expect((await get(`${store.base}/products?idsx=1`)).status).toBe(200);
     } finally {
       await store.close();
     }
     expect(log.lines().map((l) => [l.operation, l.route, l.status, l.jobid, l.untracked])).toEqual([
       ['getProduct', '/products', 200, undefined, true],
       ['getOrder', '/orders', 404, 9, undefined],
+      ['listProducts', '/products', 200, undefined, true],
+      ['getProduct', '/products', 200, 3, undefined],
       ['listProducts', '/products', 200, undefined, true],
     ]);
   });
