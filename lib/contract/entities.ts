@@ -16,7 +16,7 @@
  * ```
  */
 import { z } from 'zod';
-import { orderToReverse, orderToWebhook, productToReverse, productToWebhook } from './converters';
+import { keepOrderWebhookOnly, keepProductWebhookOnly, orderToReverse, orderToWebhook, productToReverse, productToWebhook } from './converters';
 import {
   OrderByIdResponseSchema,
   OrderListResponseSchema,
@@ -90,6 +90,14 @@ export interface EntityDescriptor<E extends Entity> {
   readonly pushPageSchema: z.ZodType;
   readonly toReverse: (item: ItemOf<E>) => ReverseItemOf<E>;
   readonly toWebhook: (item: ReverseItemOf<E>) => ItemOf<E>;
+  /** A pulled (reverse-form) item replacing a stored one keeps what only the webhook form has (`converters.ts`). */
+  readonly keepWebhookOnly: (stored: ItemOf<E>, incoming: ItemOf<E>) => ItemOf<E>;
+  /**
+   * An item of this entity may arrive from the service without an `_id` (a deployed service's new
+   * order, named by its natural key only): the daemon's store then keys it by an id derived from
+   * the natural key, so a re-delivery finds it. Otherwise such an item is refused.
+   */
+  readonly storeAssignsId: boolean;
   readonly operations: EntityOperations<E>;
   /**
    * The business id deployed peers key an item by when it has no `_id` or in acknowledgement paths,
@@ -131,6 +139,8 @@ export const ENTITY_DESCRIPTORS: EntityDescriptors = {
     pushPageSchema: PushProductsPageSchema,
     toReverse: productToReverse,
     toWebhook: productToWebhook,
+    keepWebhookOnly: keepProductWebhookOnly,
+    storeAssignsId: false,
     operations: { list: 'listProducts', get: 'getProduct', write: 'writeProduct' },
     naturalKey: 'sku',
     checkHook: 'checkProduct',
@@ -151,6 +161,8 @@ export const ENTITY_DESCRIPTORS: EntityDescriptors = {
     pushPageSchema: PushOrdersPageSchema,
     toReverse: orderToReverse,
     toWebhook: orderToWebhook,
+    keepWebhookOnly: keepOrderWebhookOnly,
+    storeAssignsId: true,
     operations: { list: 'listOrders', get: 'getOrder', write: 'writeOrder' },
     naturalKey: 'orderid',
     checkHook: 'checkOrder',

@@ -1,16 +1,17 @@
 /**
  * Storing one pulled item in the store's adapter, and the reports the daemon sends about it. The item
  * is read with the contract's tolerant `readItem` (numbers or strings, epoch-ms dates, numeric ids;
- * an order with no `_id` is keyed by `orderid`). An order that arrives with no `_id` is new to the
- * store: it is inserted under a new store id, derived from its `orderid` so that a re-delivery of the
- * same order finds it instead of inserting it twice, and `succeded` reports that id.
+ * an order with no `_id` is keyed by `orderid`). An item that arrives with no `_id`, of an entity
+ * whose registry entry says `storeAssignsId` (orders), is new to the store: it is inserted under a
+ * new store id derived from its natural key (`newStoreId`), so that a re-delivery finds it instead of
+ * inserting it twice, and `succeded` reports that id. A replaced item keeps what only the webhook
+ * form has (the registry's `keepWebhookOnly`).
  */
 import { createHash } from 'node:crypto';
 import type { GuardedAdapter } from '../../adapter-guard';
 import { entityOf } from '../../contract/entities';
 import { readItem } from '../../contract/item-reader';
 import type { StorageFailureReport } from '../../contract/messages';
-import type { Order, Product } from '../../contract/webhook';
 import type { Entity, ItemOf } from '../../contract/entities';
 import { StorageError } from '../../errors';
 import { FAILURE_CODES } from './daemon-options';
@@ -19,43 +20,13 @@ export type StoreOutcome<E extends Entity> =
   | { readonly ok: true; readonly item: ItemOf<E>; /** Set when the store's id is not the pulled item's `_id`. */ readonly storeId?: string }
   | { readonly ok: false; readonly report: StorageFailureReport };
 
-/** The store id of a pulled order that had no `_id`: `order-` and 24 hex digits of the SHA-256 of its `orderid`. */
-export function newOrderId(orderid: string): string {
-  return `order-${createHash('sha256').update(orderid, 'utf8').digest('hex').slice(0, 24)}`;
-}
-
 /**
- * Keeps what only the store's (webhook) form has — product `properties` and `variationid`s, order
- * `shipments`, `rating`, `feedback`, `messages`, buyer addresses — when a pulled item (reverse form,
- * which lacks them) replaces a stored one. Everything both forms carry comes from the service.
+ * The store id of a pulled item that had no `_id` (an entity whose `storeAssignsId`: a deployed
+ * service's new order): its noun and 24 hex digits of the SHA-256 of its natural key (`order-…`),
+ * so that a re-delivery of the same item finds it instead of inserting it twice.
  */
-export function keepStoreOnlyFields<E extends Entity>(entity: E, existing: ItemOf<E> | undefined, incoming: ItemOf<E>): ItemOf<E> {
-  if (!existing) return incoming;
-  if (entity === 'products') return keepProductFields(existing as Product, incoming as Product) as ItemOf<E>;
-  return keepOrderFields(existing as Order, incoming as Order) as ItemOf<E>;
-}
-
-function keepProductFields(before: Product, incoming: Product): Product {
-  const out: Product = { ...incoming };
-  if (out.properties === undefined && before.properties !== undefined) out.properties = before.properties;
-  if (out.variations && before.variations && out.variations.length === before.variations.length) {
-    out.variations = out.variations.map((v, i) => (v.variationid === undefined && before.variations![i].variationid !== undefined ? { variationid: before.variations![i].variationid, ...v } : v));
-  }
-  return out;
-}
-
-function keepOrderFields(before: Order, incoming: Order): Order {
-  const out: Order = { ...incoming };
-  for (const k of ['shipments', 'rating', 'feedback', 'messages'] as const) {
-    if (out[k] === undefined && before[k] !== undefined) (out as Record<string, unknown>)[k] = before[k];
-  }
-  if (out.buyer && before.buyer) {
-    const buyer = { ...out.buyer };
-    if (buyer.billingaddress === undefined && before.buyer.billingaddress !== undefined) buyer.billingaddress = before.buyer.billingaddress;
-    if (buyer.shipmentaddress === undefined && before.buyer.shipmentaddress !== undefined) buyer.shipmentaddress = before.buyer.shipmentaddress;
-    out.buyer = buyer;
-  }
-  return out;
+export function newStoreId(entity: Entity, naturalKey: string): string {
+  return `${entityOf(entity).noun}-${createHash('sha256').update(naturalKey, 'utf8').digest('hex').slice(0, 24)}`;
 }
 
 const failure = (error: string, message: string, code: number): StoreOutcome<never> => ({ ok: false, report: { error, reasons: [{ message, code }] } });
@@ -75,13 +46,16 @@ export async function storePulledItem<E extends Entity>(adapter: GuardedAdapter,
   if (!read.ok) return failure(`the ${noun} cannot be read into the store's form`, read.error, FAILURE_CODES.NOT_CONVERTIBLE);
   let item = read.item;
   let storeId: string | undefined;
-  if (!hadId && entity === 'orders') {
-    storeId = newOrderId((item as Order).orderid ?? item._id);
+  const d = entityOf(entity);
+  if (!hadId && d.storeAssignsId) {
+    const key = (item as Record<string, unknown>)[d.naturalKey];
+    storeId = newStoreId(entity, typeof key === 'string' && key !== '' ? key : item._id);
     item = { ...item, _id: storeId };
   }
   const store = adapter.entity(entity);
   try {
-    const merged = keepStoreOnlyFields(entity, await store.get(item._id, { signal: options.signal }), item);
+    const existing = await store.get(item._id, { signal: options.signal });
+    const merged = existing ? d.keepWebhookOnly(existing, item) : item;
     const reasons = await store.check(merged, { signal: options.signal });
     if (reasons.length > 0) {
       return { ok: false, report: { error: `the store refused the ${noun}`, reasons: reasons.map((message) => ({ message, code: FAILURE_CODES.REFUSED_BY_STORE })) } };

@@ -20,7 +20,7 @@ import { member, StopRequested, type Session } from './daemon-session';
 import { createTransport, type Transport } from './daemon-transport';
 
 export { FAILURE_CODES, type DaemonEvent, type DaemonOptions, type DaemonReport } from './daemon-options';
-export { keepStoreOnlyFields, newOrderId } from './daemon-store';
+export { newStoreId } from './daemon-store';
 
 export interface Daemon {
   /** Does what the service asks until it is idle, then returns what was done. Always ends (see the module). */

@@ -50,6 +50,8 @@ registerEntity({
   pushPageSchema: z.object({ customers: z.array(ReverseCustomerSchema) }),
   toReverse,
   toWebhook,
+  keepWebhookOnly: (_stored: Customer, incoming: Customer) => incoming,
+  storeAssignsId: false,
   operations: { list: 'listCustomers', get: 'getCustomer', write: 'writeCustomer' },
   naturalKey: 'email',
   checkHook: 'checkCustomer',
