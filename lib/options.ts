@@ -27,6 +27,7 @@
 import { z } from 'zod';
 import { InvalidOptionError } from './errors';
 import type { Logger } from './logger';
+import { retryPolicy, type RetryOptions, type RetryPolicy } from './http/retry';
 
 /** A parser of one factory's options: throws `InvalidOptionError`, returns the typed config. */
 export type OptionsParser<S extends z.ZodRawShape> = (options: unknown) => z.output<z.ZodObject<S>>;
@@ -37,24 +38,57 @@ export type OptionsParser<S extends z.ZodRawShape> = (options: unknown) => z.out
  */
 export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S): OptionsParser<S> {
   const schema = z.strictObject(shape);
-  const known = Object.keys(shape);
   return (options) => {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `${factory} expects an options object`);
     const parsed = schema.safeParse(options);
     if (parsed.success) return parsed.data;
-    throw optionError(factory, known, parsed.error.issues[0]);
+    throw optionError(factory, schema, parsed.error.issues[0]);
   };
 }
 
-function optionError(factory: string, known: readonly string[], issue: z.core.$ZodIssue): InvalidOptionError {
+/**
+ * Reads one value that is not in an options object (a positional argument, a per-call id, a
+ * member another reader hands on) with the same readers, so the same messages: throws
+ * `InvalidOptionError` naming `option` (and the member at fault below it).
+ */
+export function readOption<T extends z.ZodType>(option: string, reader: T, value: unknown): z.output<T> {
+  const parsed = reader.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const below = [...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].map(String).join('.');
+  return throwOption(below ? `${option}.${below}` : option, issue.code === 'unrecognized_keys' ? `is not an option of ${option}` : issue.message);
+}
+
+function throwOption(option: string, message: string): never {
+  throw new InvalidOptionError(option, message);
+}
+
+function optionError(factory: string, schema: z.ZodType, issue: z.core.$ZodIssue): InvalidOptionError {
   const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];
     const name = path ? `${path}.${key}` : key;
-    const near = path ? undefined : closest(key, known);
+    const near = closest(key, membersAt(schema, issue.path));
     return new InvalidOptionError(name, `is not an option of ${factory}${near ? ` (did you mean "${near}"?)` : ''}`);
   }
   return new InvalidOptionError(path || 'options', issue.message);
+}
+
+/** The member names of the object schema at `path` (through optional, default, pipe and union), for a nested did-you-mean. */
+function membersAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let here: unknown = schema;
+  for (let i = 0; ; ) {
+    const def = (here as { _zod?: { def?: Record<string, unknown> } })?._zod?.def;
+    if (!def) return [];
+    if (def.type === 'object') {
+      const shape = def.shape as Record<string, unknown>;
+      if (i === path.length) return Object.keys(shape);
+      here = shape[String(path[i++])];
+    } else if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') here = def.innerType;
+    else if (def.type === 'pipe') here = (def.in as { _zod: { def: { type: string } } })._zod.def.type === 'transform' ? def.out : def.in;
+    else if (def.type === 'union') here = (def.options as unknown[]).find((o) => (o as { _zod: { def: { type: string } } })._zod.def.type === 'object');
+    else return [];
+  }
 }
 
 /** The known name within edit distance 2 of `name` (case-insensitive), if one is. */
@@ -82,7 +116,8 @@ function editDistance(a: string, b: string): number {
 export const opt = {
   /** A safe integer in `[min, max]`. */
   int({ min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER, unit = '' }: { min?: number; max?: number; unit?: string } = {}) {
-    const message = `must be an integer from ${min} to ${max}${unit ? ` (${unit})` : ''}`;
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : min === Number.MIN_SAFE_INTEGER ? `≤ ${max}` : `from ${min} to ${max}`;
+    const message = `must be an integer ${range}${unit ? ` (${unit})` : ''}`;
     return z.number({ error: message }).int(message).min(min, message).max(max, message);
   },
   /** A non-empty string without control characters (names, URLs, prefixes). */
@@ -123,5 +158,46 @@ export const opt = {
           return false;
         }
       }, 'must be an absolute http(s) URL without credentials');
+  },
+  /**
+   * A retry policy's options (`lib/http/retry.ts`, ky's shape): a number (the limit) or the options,
+   * checked and read as `RetryOptions` (a number `n` as `{ limit: n }`). A member at fault is named
+   * by its path (`retry.limit`). Use `retry` unless the defaults depend on other options.
+   */
+  retryOptions() {
+    const count = opt.int({ min: 0 }).optional();
+    const statuses = z
+      .custom<readonly number[]>((v) => Array.isArray(v) && v.every((s) => Number.isInteger(s) && s >= 100 && s <= 599), { error: 'must be an array of HTTP statuses (100–599)' })
+      .optional();
+    const members = z.strictObject(
+      {
+        limit: count,
+        statusCodes: statuses,
+        afterStatusCodes: statuses,
+        maxRetryAfter: count,
+        backoffLimit: count,
+        delay: opt.fn<(attemptCount: number) => number>('a function of the attempt count').optional(),
+        jitter: z.union([z.boolean(), opt.fn<(delay: number) => number>()], { error: 'must be a boolean or a function' }).optional(),
+        retryOnTimeout: opt.boolean().optional(),
+      },
+      { error: 'must be a number (the retry limit) or an object' },
+    );
+    return z.preprocess((v) => (typeof v === 'number' ? { limit: v } : v), members).optional();
+  },
+  /**
+   * A retry policy, read into the full `RetryPolicy`: `defaults` are one factory's own (the daemon's
+   * limit is 2); absent, the policy is the defaults.
+   */
+  retry(defaults: RetryOptions = {}) {
+    return opt.retryOptions().transform((r): RetryPolicy => retryPolicy(r as RetryOptions | undefined, defaults));
+  },
+  /**
+   * A Redis connection as the Redis-backed sync takes it: a `redis://` or `rediss://` URL,
+   * connection options, or a connected client (both objects; the client is told apart when used).
+   */
+  redis<T>() {
+    return z.custom<T>((v) => (typeof v === 'string' && /^rediss?:\/\/./.test(v)) || (typeof v === 'object' && v !== null && !Array.isArray(v)), {
+      error: 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client',
+    });
   },
 };

@@ -57,7 +57,6 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/conformance/endpoint-checker.ts': [1, 'not converted yet'],
   'lib/dashboard/dashboard-core.ts': [5, 'not converted yet'],
   'lib/dashboard/express/dashboard-router.ts': [3, 'not converted yet'],
-  'lib/http/retry.ts': [7, 'the retry policy, a nested option reused by three factories: not converted yet'],
   'lib/logger.ts': [2, 'the logger check the toolkit itself reuses'],
   'lib/openapi/openapi-document.ts': [2, 'checks across options (two operations on one method and path; a webhook path inside the reverse API), after defineOptions'],
   'lib/reverse/bindings/reverse-http.ts': [2, 'not converted yet'],
@@ -68,12 +67,8 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/server/jwt-key-verifier.ts': [21, 'key material (PEM, JWK, algorithms) checked per key, not an options object: not converted yet'],
   'lib/server/key-verifier.ts': [5, 'svcKeys entries checked per key: not converted yet'],
   'lib/server/router-options.ts': [6, 'checks across options, after defineOptions'],
-  'lib/sync/bullmq-sync-queue.ts': [6, 'not converted yet'],
-  'lib/sync/bullmq-sync-worker.ts': [5, 'not converted yet'],
-  'lib/sync/redis-connect.ts': [2, 'a Redis connection (URL, options or client), not converted yet'],
-  'lib/sync/redis-sync-state.ts': [3, 'not converted yet'],
-  'lib/sync/sync-connection.ts': [2, 'not converted yet'],
-  'lib/sync/sync-health.ts': [2, 'the health source (a positional argument) and `historySize`, a nested option shared by three factories'],
+  'lib/sync/sync-connection.ts': [1, '`start()` without `intervalMs`: a call the options did not allow, refused when it is made'],
+  'lib/sync/sync-health.ts': [1, 'the health source, a positional argument (its methods checked, not an options object)'],
   'lib/sync/sync-run.ts': [1, 'checks across options (the entities asked for against those the client covers), after defineOptions'],
 };
 
