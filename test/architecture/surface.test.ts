@@ -58,7 +58,6 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/dashboard/express/dashboard-router.ts': [1, 'checks across options (`jobs: true` needs a sync source with a BullMQ queue), after defineOptions'],
   'lib/logger.ts': [2, 'the logger check the toolkit itself reuses'],
   'lib/openapi/openapi-document.ts': [2, 'checks across options (two operations on one method and path; a webhook path inside the reverse API), after defineOptions'],
-  'lib/reverse/bindings/reverse-http.ts': [2, 'not converted yet'],
   'lib/reverse/daemon/daemon-options.ts': [1, 'checks across options, after defineOptions'],
   'lib/reverse/service/reverse-registry.ts': [3, 'a registry file (JSON/CSV) whose entries are named in the error, not an options object'],
   'lib/reverse/service/reverse-service-options.ts': [4, 'checks across options and across connections (names and keys unique; adapter or adapterFor), after defineOptions'],
