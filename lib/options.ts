@@ -49,14 +49,15 @@ export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S
 /**
  * Reads one value that is not in an options object (a positional argument, a per-call id, a
  * member another reader hands on) with the same readers, so the same messages: throws
- * `InvalidOptionError` naming `option` (and the member at fault below it).
+ * `InvalidOptionError` naming `option` (and the member at fault below it; `option` `''`: the member
+ * alone, for some members of a per-call argument whose other members are someone else's).
  */
 export function readOption<T extends z.ZodType>(option: string, reader: T, value: unknown): z.output<T> {
   const parsed = reader.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const below = [...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].map(String).join('.');
-  return throwOption(below ? `${option}.${below}` : option, issue.code === 'unrecognized_keys' ? `is not an option of ${option}` : issue.message);
+  const name = [option, ...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].map(String).filter(Boolean).join('.');
+  return throwOption(name || 'options', issue.code === 'unrecognized_keys' ? `is not an option of ${option}` : issue.message);
 }
 
 function throwOption(option: string, message: string): never {
