@@ -75,7 +75,7 @@ function optionError(factory: string, schema: z.ZodType, issue: z.core.$ZodIssue
   return new InvalidOptionError(path || 'options', issue.message);
 }
 
-/** The member names of the object schema at `path` (through optional, default, pipe and union), for a nested did-you-mean. */
+/** The member names of the object schema at `path` (through optional, default, pipe, array and union), for a nested did-you-mean. */
 function membersAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
   let here: unknown = schema;
   for (let i = 0; ; ) {
@@ -87,6 +87,7 @@ function membersAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
       here = shape[String(path[i++])];
     } else if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') here = def.innerType;
     else if (def.type === 'pipe') here = (def.in as { _zod: { def: { type: string } } })._zod.def.type === 'transform' ? def.out : def.in;
+    else if (def.type === 'array' && i < path.length) (here = def.element), i++;
     else if (def.type === 'union') here = (def.options as unknown[]).find((o) => (o as { _zod: { def: { type: string } } })._zod.def.type === 'object');
     else return [];
   }
