@@ -42,7 +42,9 @@ export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `${factory} expects an options object`);
     const parsed = schema.safeParse(options);
     if (parsed.success) return parsed.data;
-    throw optionError(factory, schema, parsed.error.issues[0]);
+    // An unknown name first: a misspelt required option is then told as a misspelling, not as missing.
+    const issues = parsed.error.issues;
+    throw optionError(factory, schema, issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]);
   };
 }
 
@@ -57,7 +59,9 @@ export function readOption<T extends z.ZodType>(option: string, reader: T, value
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const name = [option, ...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].map(String).filter(Boolean).join('.');
-  return throwOption(name || 'options', issue.code === 'unrecognized_keys' ? `is not an option of ${option}` : issue.message);
+  if (issue.code !== 'unrecognized_keys') return throwOption(name || 'options', issue.message);
+  const near = closest(issue.keys[0], membersAt(reader, issue.path));
+  return throwOption(name, `is not an option of ${option || 'this call'}${near ? ` (did you mean "${near}"?)` : ''}`);
 }
 
 function throwOption(option: string, message: string): never {

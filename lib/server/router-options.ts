@@ -16,7 +16,7 @@ import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 import { defineOptions, opt } from '../options';
 import { CursorCodec } from './cursor';
-import { anyKeyVerifier, jwtKeyVerifier, type JwtKeyOptions } from './jwt-key-verifier';
+import { anyKeyVerifier, jwtKeyVerifier, jwtOption, type JwtKeyOptions } from './jwt-key-verifier';
 import { staticKeyVerifier, svcKeysOption, type KeyVerifier, type SvcKeyOption } from './key-verifier';
 import { createStoreMetrics, type StoreMetrics } from './server-metrics';
 import type { Metrics, Registry } from '../metrics';
@@ -193,7 +193,7 @@ const parseShape = defineOptions('createStoreRouter', {
   adapter: opt.object<StoreAdapter | GuardedAdapter>('a storebridge adapter (an object with products and orders stores)'),
   svcKeys: svcKeysOption().optional(),
   keyVerifier: opt.object<KeyVerifier>('an object with a verify(presented, now) method', (v) => typeof (v as KeyVerifier).verify === 'function').optional(),
-  jwt: opt.object<JwtKeyOptions>('JWT key options ({connection, keys, …})').optional(),
+  jwt: jwtOption().optional(),
   keyHeaders: keyHeaders.optional(),
   pageSize: opt.int({ min: 1, max: 100_000 }).optional(),
   maxPageSize: opt.int({ min: 1, max: 100_000 }).optional(),

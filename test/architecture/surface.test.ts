@@ -60,7 +60,7 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/reverse/service/reverse-registry.ts': [3, 'a registry file (JSON/CSV) whose entries are named in the error, not an options object'],
   'lib/reverse/service/reverse-service-options.ts': [4, 'checks across options and across connections (names and keys unique; adapter or adapterFor), after defineOptions'],
   'lib/reverse/service/reverse-service.ts': [8, 'per-call connection arguments (setConnections, enqueue): not converted yet'],
-  'lib/server/jwt-key-verifier.ts': [21, 'key material (PEM, JWK, algorithms) checked per key, not an options object: not converted yet'],
+  'lib/server/jwt-key-verifier.ts': [1, 'checks across options (issueSvcKey: an asymmetric `algorithm` needs a PEM private `secret`), after defineOptions'],
   'lib/server/router-options.ts': [6, 'checks across options, after defineOptions'],
   'lib/sync/sync-connection.ts': [1, '`start()` without `intervalMs`: a call the options did not allow, refused when it is made'],
   'lib/sync/sync-health.ts': [1, 'the health source, a positional argument (its methods checked, not an options object)'],

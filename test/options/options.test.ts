@@ -41,5 +41,8 @@ describe('defineOptions: one declaration per option, one policy', () => {
     expect(failure({ pagesize: 5 })).toEqual({ option: 'pagesize', message: 'invalid option "pagesize": is not an option of createWidget (did you mean "pageSize"?)' });
     expect(failure({ zzzzzzzz: 1 }).message).toBe('invalid option "zzzzzzzz": is not an option of createWidget');
     expect(closest('ratelimit', ['rateLimit', 'logger'])).toBe('rateLimit');
+    // A misspelt required option is told as a misspelling, not as a missing option.
+    const parseNeeds = defineOptions('createGadget', { baseUrl: opt.httpUrl() });
+    expect(() => parseNeeds({ baseURL: 'http://x' })).toThrow('invalid option "baseURL": is not an option of createGadget (did you mean "baseUrl"?)');
   });
 });

@@ -308,7 +308,8 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     queue = createSyncQueue({ connection: REDIS_URL, prefix });
     await expect(queue.addConnection({ id: 'x', intervalMs: 10, mode: 'all' } as never)).rejects.toThrow('invalid option "mode": must be "full" or "incremental"');
     await expect(queue.addConnection({ id: 'x', intervalMs: 10, startAt: 'soon' } as never)).rejects.toThrow('invalid option "startAt": must be a Unix ms time or a Date');
-    await expect(queue.addConnection({ id: 'x', interval: 10 } as never)).rejects.toThrow(/"intervalMs": must be an integer/);
+    await expect(queue.addConnection({ id: 'x', interval: 10 } as never)).rejects.toThrow('invalid option "interval": is not an option of addConnection (did you mean "intervalMs"?)');
+    await expect(queue.addConnection({ id: 'x' } as never)).rejects.toThrow(/"intervalMs": must be an integer/);
     await expect(queue.addConnection({ id: 'x', intervalMs: 10, intervalms: 10 } as never)).rejects.toThrow('invalid option "intervalms": is not an option of addConnection (did you mean "intervalMs"?)');
     await expect(queue.runNow('has space')).rejects.toThrow('invalid option "id": must be 1-200 printable ASCII characters without spaces');
   });
