@@ -5,7 +5,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { InvalidOptionError } from '../errors';
 import { defineOptions, opt, readOption } from '../options';
 import type { Entity } from '../contract/entities';
 import type { SyncObservation, SyncObserver, SyncOutcome } from './sync-observer';
@@ -210,7 +209,7 @@ const parseHandlerOptions = defineOptions('syncHealthHandler', {
  * ```
  */
 export function syncHealthHandler(source: SyncHealthSource, options: SyncHealthHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  if (!source || typeof source.lastRuns !== 'function' || typeof source.lastRun !== 'function') throw new InvalidOptionError('source', 'must be a SyncHealthSource (MemorySyncHealth, RedisSyncHealth, …)');
+  readOption('source', opt.object<SyncHealthSource>('a SyncHealthSource (MemorySyncHealth, RedisSyncHealth, …)', (s) => typeof (s as SyncHealthSource).lastRuns === 'function' && typeof (s as SyncHealthSource).lastRun === 'function'), source);
   const { staleAfterMs } = parseHandlerOptions(options);
   const now = options.now ?? Date.now;
   const withStale = (r: LastRun, t: number) => ({ ...r, stale: staleAfterMs !== undefined && t - Date.parse(r.at) > staleAfterMs });

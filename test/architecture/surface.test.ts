@@ -54,7 +54,6 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/client/store-client.ts': [1, 'a per-call argument'],
   'lib/conformance/endpoint-checker.ts': [1, 'checks across options (`writes` needs an orders URL among the client options), after defineOptions'],
   'lib/dashboard/express/dashboard-router.ts': [1, 'checks across options (`jobs: true` needs a sync source with a BullMQ queue), after defineOptions'],
-  'lib/logger.ts': [2, 'the logger check the toolkit itself reuses'],
   'lib/openapi/openapi-document.ts': [2, 'checks across options (two operations on one method and path; a webhook path inside the reverse API), after defineOptions'],
   'lib/reverse/daemon/daemon-options.ts': [1, 'checks across options, after defineOptions'],
   'lib/reverse/service/reverse-registry.ts': [3, 'a registry file (JSON/CSV) whose entries are named in the error, not an options object'],
@@ -63,7 +62,6 @@ const HAND_WRITTEN: Record<string, [count: number, reason: string]> = {
   'lib/server/jwt-key-verifier.ts': [1, 'checks across options (issueSvcKey: an asymmetric `algorithm` needs a PEM private `secret`), after defineOptions'],
   'lib/server/router-options.ts': [6, 'checks across options, after defineOptions'],
   'lib/sync/sync-connection.ts': [1, '`start()` without `intervalMs`: a call the options did not allow, refused when it is made'],
-  'lib/sync/sync-health.ts': [1, 'the health source, a positional argument (its methods checked, not an options object)'],
   'lib/sync/sync-run.ts': [1, 'checks across options (the entities asked for against those the client covers), after defineOptions'],
 };
 
