@@ -197,6 +197,11 @@ export const opt = {
   retry(defaults: RetryOptions = {}) {
     return opt.retryOptions().transform((r): RetryPolicy => retryPolicy(r as RetryOptions | undefined, defaults));
   },
+  /** A `redis://` or `rediss://` URL (credentials allowed: messages show it through `redisUrlForDisplay`). */
+  redisUrl() {
+    const rule = 'must be a redis:// or rediss:// URL';
+    return z.string({ error: rule }).regex(/^rediss?:\/\/./, rule);
+  },
   /**
    * A Redis connection as the Redis-backed sync takes it: a `redis://` or `rediss://` URL,
    * connection options, or a connected client (both objects; the client is told apart when used).
