@@ -23,6 +23,21 @@ export const STORE_FLAGS = {
   },
 } as const satisfies FlagSpecs;
 
+/**
+ * The flag behind each store client option (`flagProblem`): an option error of `createStoreClient`
+ * (or `checkEndpoints`) is a usage error naming the flag.
+ */
+export const STORE_OPTION_FLAGS: Readonly<Record<string, string>> = {
+  baseUrl: 'the URL',
+  'urls.listProducts': '--products-url',
+  'urls.listOrders': '--orders-url',
+  keyHeaders: '--key-headers',
+  svcKey: 'the key',
+  timeoutMs: '--timeout',
+  pageSize: '--page-size',
+  retry: '--retries',
+};
+
 /** A URL the command accepts: http(s), no credentials. Its host, or a usage message. */
 function hostOf(url: string, flag: string): { host: string } | string {
   try {
