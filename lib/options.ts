@@ -42,9 +42,7 @@ export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `${factory} expects an options object`);
     const parsed = schema.safeParse(options);
     if (parsed.success) return parsed.data;
-    // An unknown name first: a misspelt required option is then told as a misspelling, not as missing.
-    const issues = parsed.error.issues;
-    throw optionError(factory, schema, issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]);
+    throw optionError(factory, '', schema, parsed.error.issues);
   };
 }
 
@@ -57,26 +55,18 @@ export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S
 export function readOption<T extends z.ZodType>(option: string, reader: T, value: unknown): z.output<T> {
   const parsed = reader.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const name = [option, ...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].map(String).filter(Boolean).join('.');
-  if (issue.code !== 'unrecognized_keys') return throwOption(name || 'options', issue.message);
-  const near = closest(issue.keys[0], membersAt(reader, issue.path));
-  return throwOption(name, `is not an option of ${option || 'this call'}${near ? ` (did you mean "${near}"?)` : ''}`);
+  throw optionError(option || 'this call', option, reader, parsed.error.issues);
 }
 
-function throwOption(option: string, message: string): never {
-  throw new InvalidOptionError(option, message);
-}
-
-function optionError(factory: string, schema: z.ZodType, issue: z.core.$ZodIssue): InvalidOptionError {
-  const path = issue.path.map(String).join('.');
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const name = path ? `${path}.${key}` : key;
-    const near = closest(key, membersAt(schema, issue.path));
-    return new InvalidOptionError(name, `is not an option of ${factory}${near ? ` (did you mean "${near}"?)` : ''}`);
-  }
-  return new InvalidOptionError(path || 'options', issue.message);
+/** The error for the first issue, named by its path below `prefix`; `owner` is who the options belong to. */
+function optionError(owner: string, prefix: string, schema: z.ZodType, issues: readonly z.core.$ZodIssue[]): InvalidOptionError {
+  // An unknown name first: a misspelt required option is then told as a misspelling, not as missing.
+  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
+  const at = [prefix, ...issue.path.map(String)].filter(Boolean);
+  if (issue.code !== 'unrecognized_keys') return new InvalidOptionError(at.join('.') || 'options', issue.message);
+  const key = issue.keys[0];
+  const near = closest(key, membersAt(schema, issue.path));
+  return new InvalidOptionError([...at, key].join('.'), `is not an option of ${owner}${near ? ` (did you mean "${near}"?)` : ''}`);
 }
 
 /** The member names of the object schema at `path` (through optional, default, pipe, array and union), for a nested did-you-mean. */
