@@ -108,6 +108,19 @@ function editDistance(a: string, b: string): number {
   return previous[b.length];
 }
 
+/** What is wrong with an http(s) URL option, rule by rule (the CLI's flags tell them apart too). */
+function httpUrlProblem(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http(s) URL';
+  if (u.username || u.password) return 'must not carry credentials (they would end up in logs; the key has its own option)';
+  return undefined;
+}
+
 /** Readers for the kinds of options factories take, each with a message that completes "<option> …". */
 export const opt = {
   /** A safe integer in `[min, max]`. */
@@ -144,16 +157,10 @@ export const opt = {
   },
   /** An absolute http(s) URL without credentials (they would end up in logs). */
   httpUrl() {
-    return z
-      .string({ error: 'must be an http(s) URL' })
-      .refine((v) => {
-        try {
-          const u = new URL(v);
-          return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
-        } catch {
-          return false;
-        }
-      }, 'must be an absolute http(s) URL without credentials');
+    return z.string({ error: 'must be an http(s) URL' }).superRefine((v, ctx) => {
+      const problem = httpUrlProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
   },
   /**
    * A retry policy's options (`lib/http/retry.ts`, ky's shape): a number (the limit) or the options,

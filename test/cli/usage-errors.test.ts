@@ -32,7 +32,7 @@ it.each([
   [['serve', '--port', '0', '--key', 'k', '--redis', 'http://127.0.0.1:6379'], 'storebridge serve: --redis must be a redis:// or rediss:// URL'],
   [['serve', '--port', '0', '--key', 'k', '--redis-prefix', 'a b'], 'storebridge serve: --redis-prefix must be 1 to 100 visible ASCII characters'],
   [['dashboard', '--redis', 'redis://127.0.0.1:1', '--queue', 'a b'], 'storebridge dashboard: --queue must be 1-100 letters, digits, or . _ -'],
-  [['daemon', '--service', 'ftp://x', '--connection', 'k', '--adapter', 'memory'], 'storebridge daemon: --service must be an absolute http(s) URL without credentials'],
+  [['daemon', '--service', 'ftp://x', '--connection', 'k', '--adapter', 'memory'], 'storebridge daemon: --service must be an http(s) URL'],
   [['sync', 'http://a.example/kkkkkkkk', '--key', 'kkkkkkkk'], 'storebridge sync: the URL must not contain the key (it is sent in the key headers)'],
   [['openapi', '--server', 'http://x/?q'], 'storebridge openapi: --server must be an absolute http(s) URL without credentials, query or fragment'],
 ])('storebridge %j: the message and the pointer to the help', async (args, message) => {

@@ -34,7 +34,9 @@ describe('defineOptions: one declaration per option, one policy', () => {
     expect(failure({ pageSize: '5' }).option).toBe('pageSize');
     expect(failure({ mode: 'up' })).toEqual({ option: 'mode', message: 'invalid option "mode": must be "offset" or "cursor"' });
     expect(failure({ logger: { info() {} } }).message).toMatch(/pino-like logger/);
-    expect(failure({ url: 'https://user:pw@x.example' }).message).toMatch(/without credentials/);
+    expect(failure({ url: 'https://user:pw@x.example' }).message).toBe('invalid option "url": must not carry credentials (they would end up in logs; the key has its own option)');
+    expect(failure({ url: 'ftp://x.example' }).message).toBe('invalid option "url": must be an http(s) URL');
+    expect(failure({ url: 'x.example/p' }).message).toBe('invalid option "url": must be an absolute http(s) URL');
     expect(failure(null)).toEqual({ option: 'options', message: 'invalid option "options": createWidget expects an options object' });
   });
 
