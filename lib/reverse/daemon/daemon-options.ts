@@ -8,7 +8,6 @@ import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectNa
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { REVERSE_FAILURE_CODES, type Mode } from '../../contract/messages';
 import type { Entity } from '../../contract/entities';
-import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
