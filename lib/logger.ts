@@ -1,7 +1,7 @@
 /**
  * The logger every part of the kit accepts: pino-like (pino, bunyan, winston's `child`-less
  * loggers, or a few lines of your own). The kit logs objects first and a message second, and never
- * a key.
+ * a key. A `logger` option is read with `opt.logger()` (`lib/options.ts`).
  *
  * @example
  * ```ts
@@ -9,25 +9,12 @@
  * createStoreRouter({ adapter, svcKeys: [key], logger: pino() });
  * ```
  */
-import { InvalidOptionError } from './errors';
-
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
   /** With it (pino has it), each request or run logs through `child({jobid, operation, …})`. */
   child?(bindings: Record<string, unknown>): Logger;
-}
-
-/** Checks a `logger` option once: `undefined`, or an object with `info`, `warn` and `error` methods. */
-export function parseLogger(value: unknown, option = 'logger'): Logger | undefined {
-  if (value === undefined) return undefined;
-  const l = value as Record<string, unknown> | null;
-  if (!l || typeof l !== 'object' || !['info', 'warn', 'error'].every((m) => typeof l[m] === 'function')) {
-    throw new InvalidOptionError(option, 'expected an object with info, warn and error methods (pino-like)');
-  }
-  if (l.child !== undefined && typeof l.child !== 'function') throw new InvalidOptionError(option, 'child must be a function when present');
-  return value as Logger;
 }
 
 /**

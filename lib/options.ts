@@ -27,6 +27,7 @@
 import { z } from 'zod';
 import { InvalidOptionError } from './errors';
 import type { Logger } from './logger';
+import { retryPolicy, type RetryOptions, type RetryPolicy } from './http/retry';
 
 /** A parser of one factory's options: throws `InvalidOptionError`, returns the typed config. */
 export type OptionsParser<S extends z.ZodRawShape> = (options: unknown) => z.output<z.ZodObject<S>>;
@@ -37,24 +38,53 @@ export type OptionsParser<S extends z.ZodRawShape> = (options: unknown) => z.out
  */
 export function defineOptions<S extends z.ZodRawShape>(factory: string, shape: S): OptionsParser<S> {
   const schema = z.strictObject(shape);
-  const known = Object.keys(shape);
   return (options) => {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `${factory} expects an options object`);
     const parsed = schema.safeParse(options);
     if (parsed.success) return parsed.data;
-    throw optionError(factory, known, parsed.error.issues[0]);
+    throw optionError(factory, '', schema, parsed.error.issues);
   };
 }
 
-function optionError(factory: string, known: readonly string[], issue: z.core.$ZodIssue): InvalidOptionError {
-  const path = issue.path.map(String).join('.');
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const name = path ? `${path}.${key}` : key;
-    const near = path ? undefined : closest(key, known);
-    return new InvalidOptionError(name, `is not an option of ${factory}${near ? ` (did you mean "${near}"?)` : ''}`);
+/**
+ * Reads one value that is not in an options object (a positional argument, a per-call id, a
+ * member another reader hands on) with the same readers, so the same messages: throws
+ * `InvalidOptionError` naming `option` (and the member at fault below it; `option` `''`: the member
+ * alone, for some members of a per-call argument whose other members are someone else's).
+ */
+export function readOption<T extends z.ZodType>(option: string, reader: T, value: unknown): z.output<T> {
+  const parsed = reader.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw optionError(option || 'this call', option, reader, parsed.error.issues);
+}
+
+/** The error for the first issue, named by its path below `prefix`; `owner` is who the options belong to. */
+function optionError(owner: string, prefix: string, schema: z.ZodType, issues: readonly z.core.$ZodIssue[]): InvalidOptionError {
+  // An unknown name first: a misspelt required option is then told as a misspelling, not as missing.
+  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
+  const at = [prefix, ...issue.path.map(String)].filter(Boolean);
+  if (issue.code !== 'unrecognized_keys') return new InvalidOptionError(at.join('.') || 'options', issue.message);
+  const key = issue.keys[0];
+  const near = closest(key, membersAt(schema, issue.path));
+  return new InvalidOptionError([...at, key].join('.'), `is not an option of ${owner}${near ? ` (did you mean "${near}"?)` : ''}`);
+}
+
+/** The member names of the object schema at `path` (through optional, default, pipe, array and union), for a nested did-you-mean. */
+function membersAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let here: unknown = schema;
+  for (let i = 0; ; ) {
+    const def = (here as { _zod?: { def?: Record<string, unknown> } })?._zod?.def;
+    if (!def) return [];
+    if (def.type === 'object') {
+      const shape = def.shape as Record<string, unknown>;
+      if (i === path.length) return Object.keys(shape);
+      here = shape[String(path[i++])];
+    } else if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') here = def.innerType;
+    else if (def.type === 'pipe') here = (def.in as { _zod: { def: { type: string } } })._zod.def.type === 'transform' ? def.out : def.in;
+    else if (def.type === 'array' && i < path.length) (here = def.element), i++;
+    else if (def.type === 'union') here = (def.options as unknown[]).find((o) => (o as { _zod: { def: { type: string } } })._zod.def.type === 'object');
+    else return [];
   }
-  return new InvalidOptionError(path || 'options', issue.message);
 }
 
 /** The known name within edit distance 2 of `name` (case-insensitive), if one is. */
@@ -78,11 +108,25 @@ function editDistance(a: string, b: string): number {
   return previous[b.length];
 }
 
+/** What is wrong with an http(s) URL option, rule by rule (the CLI's flags tell them apart too). */
+function httpUrlProblem(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http(s) URL';
+  if (u.username || u.password) return 'must not carry credentials (they would end up in logs; the key has its own option)';
+  return undefined;
+}
+
 /** Readers for the kinds of options factories take, each with a message that completes "<option> …". */
 export const opt = {
   /** A safe integer in `[min, max]`. */
   int({ min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER, unit = '' }: { min?: number; max?: number; unit?: string } = {}) {
-    const message = `must be an integer from ${min} to ${max}${unit ? ` (${unit})` : ''}`;
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : min === Number.MIN_SAFE_INTEGER ? `≤ ${max}` : `from ${min} to ${max}`;
+    const message = `must be an integer ${range}${unit ? ` (${unit})` : ''}`;
     return z.number({ error: message }).int(message).min(min, message).max(max, message);
   },
   /** A non-empty string without control characters (names, URLs, prefixes). */
@@ -113,15 +157,55 @@ export const opt = {
   },
   /** An absolute http(s) URL without credentials (they would end up in logs). */
   httpUrl() {
-    return z
-      .string({ error: 'must be an http(s) URL' })
-      .refine((v) => {
-        try {
-          const u = new URL(v);
-          return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
-        } catch {
-          return false;
-        }
-      }, 'must be an absolute http(s) URL without credentials');
+    return z.string({ error: 'must be an http(s) URL' }).superRefine((v, ctx) => {
+      const problem = httpUrlProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+  },
+  /**
+   * A retry policy's options (`lib/http/retry.ts`, ky's shape): a number (the limit) or the options,
+   * checked and read as `RetryOptions` (a number `n` as `{ limit: n }`). A member at fault is named
+   * by its path (`retry.limit`). Use `retry` unless the defaults depend on other options.
+   */
+  retryOptions() {
+    const count = opt.int({ min: 0 }).optional();
+    const statuses = z
+      .custom<readonly number[]>((v) => Array.isArray(v) && v.every((s) => Number.isInteger(s) && s >= 100 && s <= 599), { error: 'must be an array of HTTP statuses (100–599)' })
+      .optional();
+    const members = z.strictObject(
+      {
+        limit: count,
+        statusCodes: statuses,
+        afterStatusCodes: statuses,
+        maxRetryAfter: count,
+        backoffLimit: count,
+        delay: opt.fn<(attemptCount: number) => number>('a function of the attempt count').optional(),
+        jitter: z.union([z.boolean(), opt.fn<(delay: number) => number>()], { error: 'must be a boolean or a function' }).optional(),
+        retryOnTimeout: opt.boolean().optional(),
+      },
+      { error: 'must be a number (the retry limit) or an object' },
+    );
+    return z.preprocess((v) => (typeof v === 'number' ? { limit: v } : v), members).optional();
+  },
+  /**
+   * A retry policy, read into the full `RetryPolicy`: `defaults` are one factory's own (the daemon's
+   * limit is 2); absent, the policy is the defaults.
+   */
+  retry(defaults: RetryOptions = {}) {
+    return opt.retryOptions().transform((r): RetryPolicy => retryPolicy(r as RetryOptions | undefined, defaults));
+  },
+  /** A `redis://` or `rediss://` URL (credentials allowed: messages show it through `redisUrlForDisplay`). */
+  redisUrl() {
+    const rule = 'must be a redis:// or rediss:// URL';
+    return z.string({ error: rule }).regex(/^rediss?:\/\/./, rule);
+  },
+  /**
+   * A Redis connection as the Redis-backed sync takes it: a `redis://` or `rediss://` URL,
+   * connection options, or a connected client (both objects; the client is told apart when used).
+   */
+  redis<T>() {
+    return z.custom<T>((v) => (typeof v === 'string' && /^rediss?:\/\/./.test(v)) || (typeof v === 'object' && v !== null && !Array.isArray(v)), {
+      error: 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client',
+    });
   },
 };

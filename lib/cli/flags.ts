@@ -28,6 +28,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { InvalidOptionError } from '../errors';
 import type { CliIO } from './io';
 
 interface FlagBase {
@@ -126,6 +127,20 @@ export async function runCommand<F extends FlagSpecs>(command: Command<F>, args:
 export function usageError(command: Command<FlagSpecs>, io: CliIO, message: string): number {
   io.err(`storebridge ${command.spec.name}: ${message}\n${helpPointer(command.spec.name)}`);
   return 2;
+}
+
+/**
+ * The usage message for a factory's `InvalidOptionError` about an option that a flag set, else
+ * `undefined`. `flags` maps an option's name (`connection`, or a nested one such as `retry.limit`;
+ * the top-level name covers its members) to the flag's words (`--redis`). So a value a factory's
+ * options check (`lib/options.ts`) is checked there only, and a bad one is still a usage error
+ * (exit 2) that names the flag: `--redis must be a redis:// or rediss:// URL, …`.
+ */
+export function flagProblem(err: unknown, flags: Readonly<Record<string, string>>): string | undefined {
+  if (!(err instanceof InvalidOptionError)) return undefined;
+  const flag = flags[err.option] ?? flags[err.option.split('.')[0]];
+  if (flag === undefined) return undefined;
+  return `${flag} ${err.message.slice(`invalid option "${err.option}": `.length)}`;
 }
 
 /** The line under every usage message: where the command's options are listed. */

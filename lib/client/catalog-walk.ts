@@ -11,7 +11,8 @@ import type { Entity, ItemOf } from '../contract/entities';
 import type { Paging, SortOrder } from '../contract/messages';
 import type { ListFilters } from '../contract/query';
 import { compareKeys, keyOf, type SortKey } from '../adapter';
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { opt, readOption } from '../options';
 import { MAX_STUB_PAGE_SIZE } from '../contract/limits';
 import { StorePagingError } from './client-errors';
 import { CompactStringSet } from './compact-string-set';
@@ -85,6 +86,16 @@ export interface WalkOptions extends ListFilters {
   readonly stubPageSize?: number;
 }
 
+/**
+ * The walk's own members of its per-call options; the others (sortorder, strategy, start, the list
+ * filters a store may declare) are the list call's, which checks them. Not strict, so.
+ */
+const WALK_OPTIONS = z.object({
+  jobid: opt.int({ min: 0 }),
+  concurrency: opt.int({ min: 1, max: 64 }).optional(),
+  stubPageSize: opt.int({ min: 0 }).optional(),
+});
+
 export interface WalkSummary {
   pages: number;
   /** Distinct items and stubs received. */
@@ -143,11 +154,7 @@ export class CatalogWalk<E extends Entity> implements AsyncIterable<ItemOf<E>> {
     private readonly fetchPage: FetchPage<ItemOf<E>>,
     private readonly options: WalkOptions,
   ) {
-    const c = options.concurrency ?? 1;
-    if (!Number.isSafeInteger(c) || c < 1 || c > 64) throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 64');
-    if (!Number.isSafeInteger(options.jobid) || options.jobid < 0) throw new InvalidOptionError('jobid', 'must be a non-negative integer');
-    const sp = options.stubPageSize;
-    if (sp !== undefined && (!Number.isSafeInteger(sp) || sp < 0)) throw new InvalidOptionError('stubPageSize', 'must be a non-negative integer');
+    readOption('', WALK_OPTIONS, options);
   }
 
   /** Items, each once, in the store's order. */

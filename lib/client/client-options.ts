@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
 import { defineOptions, opt } from '../options';
 import type { FetchLike } from '../http/exchange';
-import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
+import type { RetryOptions, RetryPolicy } from '../http/retry';
 import { STORE_DIALECT } from '../contract/dialects';
 import { INTERFACE_LIMITS } from '../contract/limits';
 import type { WebhookOperation } from '../contract/webhook-routes';
@@ -157,8 +157,7 @@ const parseOptions = defineOptions('createStoreClient', {
   timeoutMs: opt.int({ min: 1, unit: 'ms' }).default(DEFAULT_TIMEOUT_MS),
   totalBudgetMs: opt.int({ min: 1, unit: 'ms' }).optional(),
   maxResponseBytes: opt.int({ min: 1, unit: 'bytes' }).default(DEFAULT_MAX_RESPONSE_BYTES),
-  // Checked by `parseRetry`, which names the member at fault (`retry.limit`).
-  retry: z.union([z.number(), z.custom<RetryOptions>((v) => typeof v === 'object' && v !== null)], { error: 'must be a number (the retry limit) or an object' }).optional(),
+  retry: opt.retry(),
   fetch: opt.fn<FetchLike>().optional(),
   hooks: z
     .strictObject({
@@ -191,7 +190,7 @@ export function parseClientOptions(options: StoreClientOptions): ClientConfig {
     timeoutMs: o.timeoutMs,
     totalBudgetMs: o.totalBudgetMs,
     maxResponseBytes: o.maxResponseBytes,
-    retry: parseRetry(o.retry),
+    retry: o.retry,
     fetch: o.fetch,
     hooks: {
       beforeRequest: (hooks.beforeRequest ?? []) as ClientConfig['hooks']['beforeRequest'],

@@ -17,6 +17,11 @@ import { IDEMPOTENCY_KEY_HEADER } from '../contract/webhook';
 import { idempotencyKeyOf } from './idempotency';
 import { advertisedByIds, readByIdReply, readByIdsReply, readListReply, readWriteReply, replyJson, type NormalisationCounts, type WriteResult } from './store-reply';
 import { MAX_BY_IDS } from '../contract/limits';
+import { z } from 'zod';
+import { readOption } from '../options';
+
+/** The ids of one batched by-ID read: at most the read's limit (`MAX_BY_IDS`). */
+const BY_IDS_ARGUMENT = z.array(z.string(), { error: 'must be an array of ids' }).max(MAX_BY_IDS, `must hold at most ${MAX_BY_IDS} ids (the batched by-ID read's limit)`);
 
 /** One list request: paging, and the list filters to send (`ListFilters`, from `LIST_QUERY`). */
 export interface ListOptions extends ListFilters {
@@ -169,7 +174,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
 
   async function readByIds<E extends Entity>(entity: E, ids: readonly string[], opts: CallOptions = {}): Promise<ReadByIds<ItemOf<E>>> {
     if (ids.length === 0) return { items: [], missing: [], unanswered: [], normalisations: {} };
-    if (ids.length > MAX_BY_IDS) throw new InvalidOptionError('ids', `must hold at most ${MAX_BY_IDS} ids (the batched by-ID read's limit), got ${ids.length}`);
+    readOption('ids', BY_IDS_ARGUMENT, ids);
     const operation = entityOf(entity).operations.get;
     // Each id percent-encoded on its own, so a comma inside an id cannot split it (`ItemIdsParameter`).
     const url = urlOf(entityOf(entity).operations.list, { ids: ids.map((id) => encodeURIComponent(id)).join(',') });

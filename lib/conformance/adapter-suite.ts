@@ -27,7 +27,8 @@
  * ```
  */
 import type { StoreAdapter } from '../adapter';
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { defineOptions, opt } from '../options';
 import { contentCases } from './content-cases';
 import { getManyCases } from './get-many-cases';
 import { idCases } from './id-cases';
@@ -63,30 +64,43 @@ export interface AdapterConformanceOptions<A extends StoreAdapter = StoreAdapter
   readonly skip?: readonly string[];
 }
 
-function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions<A>): Config<A> {
-  if (typeof options?.test !== 'function') throw new InvalidOptionError('test', 'pass your test runner\'s test function');
-  if (typeof options.factory !== 'function') throw new InvalidOptionError('factory', 'must be a function returning a fresh adapter');
-  if (options.describe !== undefined && typeof options.describe !== 'function') throw new InvalidOptionError('describe', 'must be a function');
-  const positive = (name: string, v: number | undefined, d: number) => {
-    const n = v ?? d;
-    if (!Number.isSafeInteger(n) || n < 1) throw new InvalidOptionError(name, 'must be a positive integer');
-    return n;
-  };
-  return {
-    factory: options.factory,
-    teardown: options.teardown ?? ((a) => a.close?.()),
-    propertyRuns: positive('propertyRuns', options.propertyRuns, 25),
-    largeDocumentChars: positive('largeDocumentChars', options.largeDocumentChars, 2_000_000),
-    concurrency: positive('concurrency', options.concurrency, 16),
-  };
-}
-
 function cases<A extends StoreAdapter>(): Case<A>[] {
   return [...itemCases<A>(), ...getManyCases<A>(), ...pagingCases<A>(), ...writeCases<A>(), ...keyCases<A>(), ...contentCases<A>(), ...idCases<A>()];
 }
 
 /** Names of the tests `runAdapterConformance` registers (for `skip`). */
 export const ADAPTER_CONFORMANCE_TESTS: readonly string[] = cases().map(([name]) => name);
+
+/** Declared once (`lib/options.ts`): a bad value or an unknown name throws `InvalidOptionError` naming it. */
+const parseSuiteOptions = defineOptions('runAdapterConformance', {
+  test: opt.fn<TestFunction>("your test runner's test function"),
+  describe: opt.fn<DescribeFunction>().optional(),
+  name: z.string({ error: 'must be a string' }).optional(),
+  factory: opt.fn<() => StoreAdapter | Promise<StoreAdapter>>('a function returning a fresh adapter'),
+  teardown: opt.fn<(adapter: StoreAdapter) => void | Promise<void>>().optional(),
+  propertyRuns: opt.int({ min: 1 }).default(25),
+  largeDocumentChars: opt.int({ min: 1 }).default(2_000_000),
+  concurrency: opt.int({ min: 1 }).default(16),
+  skip: z
+    .array(z.string(), { error: 'must be an array of test names' })
+    .superRefine((names, ctx) => {
+      const unknown = names.find((n) => !ADAPTER_CONFORMANCE_TESTS.includes(n));
+      if (unknown !== undefined) ctx.addIssue({ code: 'custom', message: `no test is named "${unknown}"` });
+    })
+    .default([]),
+});
+
+function parseOptions<A extends StoreAdapter>(options: AdapterConformanceOptions<A>): Config<A> & { skip: readonly string[] } {
+  const o = parseSuiteOptions(options);
+  return {
+    factory: o.factory as () => A | Promise<A>,
+    teardown: (o.teardown as ((adapter: A) => void | Promise<void>) | undefined) ?? ((a) => a.close?.()),
+    propertyRuns: o.propertyRuns,
+    largeDocumentChars: o.largeDocumentChars,
+    concurrency: o.concurrency,
+    skip: o.skip,
+  };
+}
 
 /**
  * Registers the adapter conformance tests with your test runner.
@@ -101,10 +115,7 @@ export const ADAPTER_CONFORMANCE_TESTS: readonly string[] = cases().map(([name])
  */
 export function runAdapterConformance<A extends StoreAdapter>(options: AdapterConformanceOptions<A>): void {
   const config = parseOptions(options);
-  const skip = new Set(options.skip ?? []);
-  for (const name of skip) {
-    if (!ADAPTER_CONFORMANCE_TESTS.includes(name)) throw new InvalidOptionError('skip', `no test is named "${name}"`);
-  }
+  const skip = new Set(config.skip);
   const register = () => {
     for (const [name, run] of cases<A>()) {
       if (skip.has(name)) continue;

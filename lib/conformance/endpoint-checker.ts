@@ -12,6 +12,7 @@
  */
 import type { Entity } from '../contract/entities';
 import { InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import { createStoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import { createCheckContext, type Capture, type CheckContext, type CheckResult } from './check-context';
@@ -43,6 +44,16 @@ export interface EndpointCheckOptions extends Omit<StoreClientOptions, 'retry' |
   signal?: AbortSignal;
 }
 
+/** The checker's own options (`lib/options.ts`); the others are the client's, which `createStoreClient` reads. */
+const parseCheckOptions = defineOptions('checkEndpoints', {
+  writes: opt.boolean().default(false),
+  strict: opt.boolean().default(false),
+  jobid: opt.int({ min: 0 }).default(1),
+  onCheck: opt.fn<(check: CheckResult) => void>().optional(),
+  byIdSamples: opt.int({ min: 0 }).default(5),
+  signal: opt.object<AbortSignal>('an AbortSignal', (s) => s instanceof AbortSignal).optional(),
+});
+
 /** Every check of one entity, in order; returns its asc walk (the write checks pick a product from it). */
 async function checkEntity(ctx: CheckContext, entity: Entity): Promise<Capture<Entity>> {
   await checkAuth(ctx, entity);
@@ -73,7 +84,9 @@ export function passes(checks: readonly CheckResult[], strict = false): boolean 
  * ```
  */
 export async function checkEndpoints(options: EndpointCheckOptions): Promise<CheckReport> {
-  const { writes = false, strict = false, jobid = 1, onCheck, byIdSamples = 5, signal, ...clientOptions } = options;
+  if (options === null || typeof options !== 'object') parseCheckOptions(options); // refused: not an options object
+  const { writes: w, strict: s, jobid: j, onCheck: c, byIdSamples: b, signal: sig, ...clientOptions } = options;
+  const { writes, strict, jobid, onCheck, byIdSamples, signal } = parseCheckOptions({ writes: w, strict: s, jobid: j, onCheck: c, byIdSamples: b, signal: sig });
   const client = createStoreClient({ ...clientOptions, retry: 0 });
   if (writes && !client.config.entities.includes('orders')) throw new InvalidOptionError('writes', 'probes order writes: the connection needs an orders URL (or a base URL)');
   const ctx = createCheckContext(client, { key: options.svcKey, jobid, byIdSamples, signal, onCheck });

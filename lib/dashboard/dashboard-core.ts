@@ -9,7 +9,8 @@
  * `GET /assets/…`, `GET|POST /login`, `POST /logout`, `POST /actions/(run-now|pause|resume|
  * reverse-push|reverse-pull)`.
  */
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { defineOptions, opt } from '../options';
 import { runActionOrReject, type ActionOutcome } from './dashboard-actions';
 import { readReverseSections, readSyncConnection, readSyncSection, type DataConfig, type FailureContext } from './dashboard-data';
 import type { ReverseSource, SyncSource } from './dashboard-sources';
@@ -88,12 +89,32 @@ const SECURITY_HEADERS = { 'content-security-policy': CSP, 'x-content-type-optio
 const FLASH_COOKIE = 'sb_dash_flash';
 /** Wrong tokens accepted per minute (per process) before the login form answers 429. */
 const MAX_LOGIN_FAILURES = 10;
+const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters (the value is not shown)`;
 
-function intOption(name: string, v: unknown, fallback: number, min: number, max: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw new InvalidOptionError(name, `must be an integer from ${min} to ${max}`);
-  return v;
-}
+/** The dashboard's options, declared once (`lib/options.ts`); a binding adds its own (`DASHBOARD_OPTIONS`). */
+export const DASHBOARD_OPTIONS = {
+  sync: opt.object<SyncSource>('a SyncSource', (s) => typeof (s as SyncSource).connections === 'function' && typeof (s as SyncSource).history === 'function').optional(),
+  reverse: z
+    .array(
+      opt.object<ReverseSource>('a ReverseSource', (r) => typeof (r as ReverseSource).connections === 'function' && typeof (r as ReverseSource).queue === 'function'),
+      { error: 'must be an array of ReverseSource' },
+    )
+    .default([]),
+  token: z
+    .string({ error: TOKEN_RULE })
+    .refine((t) => isValidOperatorToken(t), TOKEN_RULE)
+    .optional(),
+  // An empty title is the default one.
+  title: z.string({ error: 'must be a string' }).optional(),
+  refreshMs: opt.int({ min: 0, max: 3_600_000, unit: 'ms' }).default(5_000),
+  pageSize: opt.int({ min: 1, max: 100_000 }).default(100),
+  historyRuns: opt.int({ min: 0, max: 1000 }).default(20),
+  sourceTimeoutMs: opt.int({ min: 1, max: 600_000, unit: 'ms' }).default(5_000),
+  jobs: opt.boolean().optional(),
+  onError: opt.fn<NonNullable<DashboardOptions['onError']>>().optional(),
+  now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
+};
+const parseOptions = defineOptions('createDashboard', DASHBOARD_OPTIONS);
 
 function decode(segment: string): string | undefined {
   try {
@@ -124,40 +145,33 @@ function json(status: number, body: unknown, extra: Record<string, string | stri
  * ```
  */
 export function createDashboard(options: DashboardOptions = {}): Dashboard {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const token = options.token;
-  if (token !== undefined && (typeof token !== 'string' || !isValidOperatorToken(token))) {
-    throw new InvalidOptionError('token', `must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters (the value is not shown)`);
-  }
-  if (options.sync !== undefined && (typeof options.sync.connections !== 'function' || typeof options.sync.history !== 'function')) throw new InvalidOptionError('sync', 'must be a SyncSource');
-  const reverse = options.reverse ?? [];
-  if (!Array.isArray(reverse) || reverse.some((r) => typeof r?.connections !== 'function' || typeof r.queue !== 'function')) throw new InvalidOptionError('reverse', 'must be an array of ReverseSource');
+  const o = parseOptions(options);
+  const { token, reverse, historyRuns } = o;
   const settings = {
-    title: typeof options.title === 'string' && options.title ? options.title : 'storebridge',
-    refreshMs: intOption('refreshMs', options.refreshMs, 5_000, 0, 3_600_000),
-    jobs: Boolean(options.jobs),
+    title: o.title || 'storebridge',
+    refreshMs: o.refreshMs,
+    jobs: Boolean(o.jobs),
   };
-  const historyRuns = intOption('historyRuns', options.historyRuns, 20, 0, 1000);
   const data: DataConfig = {
-    sync: options.sync,
+    sync: o.sync,
     reverse,
-    timeoutMs: intOption('sourceTimeoutMs', options.sourceTimeoutMs, 5_000, 1, 600_000),
-    pageSize: intOption('pageSize', options.pageSize, 100, 1, 100_000),
+    timeoutMs: o.sourceTimeoutMs,
+    pageSize: o.pageSize,
     onError: (err, ctx) => {
       try {
-        options.onError?.(err, ctx);
+        o.onError?.(err, ctx);
       } catch {
         // A throwing log hook must not break a page.
       }
     },
   };
-  const core = new DashboardCore(settings, historyRuns, data, createDashboardSecurity(token), options.now ?? Date.now);
+  const core = new DashboardCore(settings, historyRuns, data, createDashboardSecurity(token), o.now ?? Date.now);
   return {
     options: settings,
     authorize: (req) => core.authorize(req),
     handle: (req) => core.handle(req),
     async close() {
-      await options.sync?.close?.();
+      await o.sync?.close?.();
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Retry policy as data, in ky's shape: one options object (or just a number, the limit) that the
- * store caller, the reverse daemon and the BullMQ sync worker all normalise with `parseRetry` and
- * apply with `retryDecision`. Which failures are retried is decided here and nowhere else.
+ * store caller, the reverse daemon and the BullMQ sync worker all read with `opt.retry`
+ * (`lib/options.ts`, which checks it and builds the policy with `retryPolicy`) and apply with
+ * `retryDecision`. Which failures are retried is decided here and nowhere else.
  *
  * @example
  * ```ts
@@ -10,8 +11,6 @@
  * createDaemon({ …, retry: { limit: 10, delay: (n) => 1000 * n, backoffLimit: 30_000 } });
  * ```
  */
-import { InvalidOptionError } from '../errors';
-
 export interface RetryOptions {
   /** Retries after the first attempt (default 3); `0` disables retrying. */
   readonly limit?: number;
@@ -52,46 +51,28 @@ export const DEFAULT_RETRY_AFTER_STATUS_CODES: readonly number[] = [429, 503];
 const fullJitter = (delay: number) => Math.random() * delay;
 const noJitter = (delay: number) => delay;
 
-function count(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidOptionError(option, 'must be an integer ≥ 0');
-  return value;
-}
-
-function statuses(option: string, value: unknown, fallback: readonly number[]): ReadonlySet<number> {
-  if (value === undefined) return new Set(fallback);
-  if (!Array.isArray(value) || value.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
-    throw new InvalidOptionError(option, 'must be an array of HTTP statuses (100–599)');
-  }
-  return new Set(value as number[]);
-}
-
-const RETRY_MEMBERS = new Set(['limit', 'statusCodes', 'afterStatusCodes', 'maxRetryAfter', 'backoffLimit', 'delay', 'jitter', 'retryOnTimeout']);
-
 /**
- * Normalises `retry: number | RetryOptions` once (`option` names it in errors). `defaults` changes
- * the defaults for one user of the policy (the daemon waits longer than the caller, say).
+ * The full policy from checked options (`opt.retry` in `lib/options.ts` checks them and calls this):
+ * `defaults` changes the defaults for one user of the policy (the daemon waits longer than the
+ * caller, say). Nothing is checked here; a constant policy in code may call it directly.
  */
-export function parseRetry(input: number | RetryOptions | undefined, option = 'retry', defaults: RetryOptions = {}): RetryPolicy {
-  const r: RetryOptions = typeof input === 'number' ? { limit: input } : (input ?? {});
-  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new InvalidOptionError(option, 'must be a number (the retry limit) or an object');
-  for (const key of Object.keys(r)) if (!RETRY_MEMBERS.has(key)) throw new InvalidOptionError(`${option}.${key}`, `is not a retry option (expected ${[...RETRY_MEMBERS].join(', ')})`);
-  const merged = { ...defaults, ...r };
-  const delay = merged.delay ?? ((n: number) => 300 * 2 ** (n - 1));
-  if (typeof delay !== 'function') throw new InvalidOptionError(`${option}.delay`, 'must be a function of the attempt count');
-  const jitter = merged.jitter === undefined || merged.jitter === true ? fullJitter : merged.jitter === false ? noJitter : merged.jitter;
-  if (typeof jitter !== 'function') throw new InvalidOptionError(`${option}.jitter`, 'must be a boolean or a function');
-  if (merged.retryOnTimeout !== undefined && typeof merged.retryOnTimeout !== 'boolean') throw new InvalidOptionError(`${option}.retryOnTimeout`, 'must be a boolean');
+export function retryPolicy(options: RetryOptions = {}, defaults: RetryOptions = {}): RetryPolicy {
+  const merged = { ...defaults, ...dropUndefined(options) };
   return {
-    limit: count(`${option}.limit`, merged.limit, 3),
-    statusCodes: statuses(`${option}.statusCodes`, merged.statusCodes, DEFAULT_RETRY_STATUS_CODES),
-    afterStatusCodes: statuses(`${option}.afterStatusCodes`, merged.afterStatusCodes, DEFAULT_RETRY_AFTER_STATUS_CODES),
-    maxRetryAfter: count(`${option}.maxRetryAfter`, merged.maxRetryAfter, 60_000),
-    backoffLimit: count(`${option}.backoffLimit`, merged.backoffLimit, 10_000),
-    delay,
-    jitter,
+    limit: merged.limit ?? 3,
+    statusCodes: new Set(merged.statusCodes ?? DEFAULT_RETRY_STATUS_CODES),
+    afterStatusCodes: new Set(merged.afterStatusCodes ?? DEFAULT_RETRY_AFTER_STATUS_CODES),
+    maxRetryAfter: merged.maxRetryAfter ?? 60_000,
+    backoffLimit: merged.backoffLimit ?? 10_000,
+    delay: merged.delay ?? ((n: number) => 300 * 2 ** (n - 1)),
+    jitter: merged.jitter === undefined || merged.jitter === true ? fullJitter : merged.jitter === false ? noJitter : merged.jitter,
     retryOnTimeout: merged.retryOnTimeout ?? true,
   };
+}
+
+/** A member given as `undefined` counts as absent: it leaves the user's default in place. */
+function dropUndefined(options: RetryOptions): RetryOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
 }
 
 /** What failed, as far as the policy cares. */

@@ -53,7 +53,7 @@ interface DocumentConfig {
   readonly version: string;
 }
 
-const SERVER_URL_MESSAGE = 'expected an absolute http(s) URL without credentials, query or fragment';
+const SERVER_URL_MESSAGE = 'must be an absolute http(s) URL without credentials, query or fragment';
 const PATH_MESSAGE = 'expected a path starting with "/" (no query, no spaces)';
 
 /** One webhook operation's path: relative, and templated with `{id}` exactly where the route reads an id. */
@@ -66,7 +66,7 @@ function operationPath(name: OperationName) {
     .optional();
 }
 
-const INCLUDE_MESSAGE = `expected a non-empty array of ${OPENAPI_PARTS.map((p) => `"${p}"`).join(', ')}`;
+const INCLUDE_MESSAGE = `must be a non-empty array of ${OPENAPI_PARTS.map((p) => `"${p}"`).join(', ')}`;
 
 /** `createOpenApiDocument`'s options, through the toolkit (`lib/options.ts`). */
 const parseDocumentOptions = defineOptions('createOpenApiDocument', {

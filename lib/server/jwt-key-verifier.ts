@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import jwt, { type Algorithm, type JwtPayload } from 'jsonwebtoken';
+import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
+import { defineOptions, opt, readOption } from '../options';
 import type { KeyVerdict, KeyVerifier } from './key-verifier';
 
 /** Algorithms a signing key may be pinned to. `none` is never accepted. */
@@ -59,41 +61,71 @@ interface ParsedKey {
 const PEM = /-----BEGIN [A-Z ]*KEY-----/;
 const PUBLIC_PLACEHOLDER = '-----BEGIN PUBLIC KEY-----';
 
-function instant(option: string, value: Date | number | string | undefined): number {
-  if (value === undefined) return Number.POSITIVE_INFINITY;
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
-  if (typeof ms !== 'number' || Number.isNaN(ms)) throw new InvalidOptionError(option, 'expected a Date, Unix milliseconds or an ISO 8601 string');
-  return ms;
+const INSTANT_RULE = 'must be a Date, Unix milliseconds or an ISO 8601 string';
+/** An instant as given (a `Date`, Unix ms, an ISO 8601 string) in Unix ms; `NaN` when it is none. */
+const instantOf = (v: Date | number | string): number => (v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v);
+const instant = () =>
+  z
+    .union([z.date(), z.number(), z.string()], { error: INSTANT_RULE })
+    .refine((v) => !Number.isNaN(instantOf(v)), INSTANT_RULE);
+
+const KID_RULE = 'must be 1 to 100 visible ASCII characters';
+const CONNECTION_RULE = 'must be a non-empty string of at most 200 characters';
+const connectionName = () => z.string({ error: CONNECTION_RULE }).min(1, CONNECTION_RULE).max(200, CONNECTION_RULE);
+
+/**
+ * One signing key (`JwtSigningKey`). The key material is checked against the pinned algorithm in the
+ * same declaration: an HMAC secret of at least 32 bytes that is not a PEM key (alg confusion), or
+ * a PEM public key for the others.
+ */
+const signingKey = () =>
+  z
+    .strictObject({
+      kid: z.string({ error: KID_RULE }).regex(/^[\x21-\x7e]{1,100}$/, KID_RULE),
+      secret: z.union([z.string(), z.instanceof(Buffer)], { error: 'must be a string or Buffer' }),
+      algorithm: opt.oneOf(JWT_ALGORITHMS).default('HS256'),
+      notAfter: instant().optional(),
+    })
+    .superRefine((k, ctx) => {
+      const isPem = PEM.test(k.secret.toString());
+      const fault = (message: string) => ctx.addIssue({ code: 'custom', path: ['secret'], message });
+      if (!k.algorithm.startsWith('HS')) {
+        if (!isPem) fault(`${k.algorithm} needs a PEM public key`);
+      } else if (isPem) fault(`a PEM key cannot be an ${k.algorithm} secret (pin the key's own algorithm, e.g. RS256)`);
+      else if (Buffer.byteLength(k.secret) < 32) fault(`an ${k.algorithm} secret must be at least 32 bytes`);
+    });
+
+const KEYS_RULE = 'must be a non-empty array of {kid, secret, algorithm?, notAfter?}';
+const NAMES_RULE = 'must be an array of non-empty strings';
+const names = () => z.array(z.string({ error: NAMES_RULE }).min(1, NAMES_RULE), { error: NAMES_RULE }).optional();
+
+/** The JWT key options (`JwtKeyOptions`), as `jwtKeyVerifier` and the router's `jwt` option read them. */
+export function jwtOption() {
+  return z.strictObject(
+    {
+      connection: connectionName(),
+      keys: z
+        .array(signingKey(), { error: KEYS_RULE })
+        .min(1, KEYS_RULE)
+        .superRefine((keys, ctx) => {
+          const seen = new Set<string>();
+          keys.forEach((k, i) => {
+            if (seen.has(k.kid)) ctx.addIssue({ code: 'custom', path: [i, 'kid'], message: `"${k.kid}" is listed twice` });
+            seen.add(k.kid);
+          });
+        }),
+      revoked: z
+        .union([opt.fn<(token: JwtTokenInfo) => boolean | Promise<boolean>>(), z.strictObject({ kids: names(), jtis: names() })], { error: 'must be {kids?, jtis?} or a function' })
+        .optional(),
+      clockToleranceSec: opt.int({ min: 0, max: 3600, unit: 's' }).default(30),
+      issuer: opt.text().optional(),
+    },
+    { error: 'must be {connection, keys, revoked?, clockToleranceSec?, issuer?}' },
+  );
 }
 
-function parseKeys(keys: ReadonlyArray<JwtSigningKey>, option: string): Map<string, ParsedKey> {
-  if (!Array.isArray(keys) || keys.length === 0) throw new InvalidOptionError(option, 'expected a non-empty array of {kid, secret, algorithm?, notAfter?}');
-  const out = new Map<string, ParsedKey>();
-  keys.forEach((k, i) => {
-    const where = `${option}[${i}]`;
-    if (!k || typeof k !== 'object') throw new InvalidOptionError(where, 'expected {kid, secret, algorithm?, notAfter?}');
-    if (typeof k.kid !== 'string' || !/^[\x21-\x7e]{1,100}$/.test(k.kid)) throw new InvalidOptionError(`${where}.kid`, 'expected 1 to 100 visible ASCII characters');
-    if (out.has(k.kid)) throw new InvalidOptionError(`${where}.kid`, `"${k.kid}" is listed twice`);
-    const algorithm = k.algorithm ?? 'HS256';
-    if (!(JWT_ALGORITHMS as readonly string[]).includes(algorithm)) {
-      throw new InvalidOptionError(`${where}.algorithm`, `expected one of ${JWT_ALGORITHMS.join(', ')}`);
-    }
-    if (!(typeof k.secret === 'string' || Buffer.isBuffer(k.secret))) throw new InvalidOptionError(`${where}.secret`, 'expected a string or Buffer');
-    const isPem = PEM.test(k.secret.toString());
-    if (algorithm.startsWith('HS')) {
-      if (isPem) throw new InvalidOptionError(`${where}.secret`, `a PEM key cannot be an ${algorithm} secret (pin the key's own algorithm, e.g. RS256)`);
-      if (Buffer.byteLength(k.secret) < 32) throw new InvalidOptionError(`${where}.secret`, `an ${algorithm} secret must be at least 32 bytes`);
-    } else if (!isPem) {
-      throw new InvalidOptionError(`${where}.secret`, `${algorithm} needs a PEM public key`);
-    }
-    out.set(k.kid, { secret: k.secret, algorithm, notAfter: instant(`${where}.notAfter`, k.notAfter) });
-  });
-  return out;
-}
-
-function parseConnection(value: unknown, option: string): string {
-  if (typeof value !== 'string' || value === '' || value.length > 200) throw new InvalidOptionError(option, 'expected a non-empty string of at most 200 characters');
-  return value;
+function parseKeys(keys: ReadonlyArray<z.output<ReturnType<typeof signingKey>>>): Map<string, ParsedKey> {
+  return new Map(keys.map((k) => [k.kid, { secret: k.secret, algorithm: k.algorithm, notAfter: k.notAfter === undefined ? Number.POSITIVE_INFINITY : instantOf(k.notAfter) }]));
 }
 
 /** What a token's rate limit counts by: its connection, so that every token of one caller shares one limit. */
@@ -123,27 +155,17 @@ function limitKeyOf(connection: string): string {
  * ```
  */
 export function jwtKeyVerifier(options: JwtKeyOptions, option = 'jwt'): KeyVerifier {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError(option, 'expected {connection, keys, revoked?, clockToleranceSec?, issuer?}');
-  const connection = parseConnection(options.connection, `${option}.connection`);
-  const keys = parseKeys(options.keys, `${option}.keys`);
-  const tolerance = options.clockToleranceSec ?? 30;
-  if (!Number.isSafeInteger(tolerance) || tolerance < 0 || tolerance > 3600) throw new InvalidOptionError(`${option}.clockToleranceSec`, 'expected an integer from 0 to 3600');
-  if (options.issuer !== undefined && (typeof options.issuer !== 'string' || options.issuer === '')) throw new InvalidOptionError(`${option}.issuer`, 'expected a non-empty string');
-
-  const revoked = options.revoked;
+  const o = readOption(option, jwtOption(), options);
+  const { connection, clockToleranceSec: tolerance, issuer, revoked } = o;
+  const keys = parseKeys(o.keys);
   let isRevoked: (t: JwtTokenInfo) => boolean | Promise<boolean>;
   if (revoked === undefined) isRevoked = () => false;
   else if (typeof revoked === 'function') isRevoked = revoked;
-  else if (typeof revoked === 'object' && revoked !== null) {
+  else {
     const kids = new Set(revoked.kids ?? []);
     const jtis = new Set(revoked.jtis ?? []);
-    for (const [name, list] of [['kids', revoked.kids], ['jtis', revoked.jtis]] as const) {
-      if (list !== undefined && (!Array.isArray(list) || !list.every((s) => typeof s === 'string' && s !== ''))) {
-        throw new InvalidOptionError(`${option}.revoked.${name}`, 'expected an array of non-empty strings');
-      }
-    }
     isRevoked = (t) => kids.has(t.kid) || (t.jti !== undefined && jtis.has(t.jti));
-  } else throw new InvalidOptionError(`${option}.revoked`, 'expected {kids?, jtis?} or a function');
+  }
 
   return {
     async verify(presented, now): Promise<KeyVerdict> {
@@ -159,7 +181,7 @@ export function jwtKeyVerifier(options: JwtKeyOptions, option = 'jwt'): KeyVerif
           algorithms: [key.algorithm as Algorithm],
           clockTimestamp: Math.floor(now / 1000),
           clockTolerance: tolerance,
-          ...(options.issuer ? { issuer: options.issuer } : {}),
+          ...(issuer ? { issuer } : {}),
         }) as JwtPayload;
       } catch (err) {
         return { ok: false, reason: (err as Error).name === 'TokenExpiredError' ? 'expired' : 'unknown' };
@@ -190,6 +212,17 @@ export interface IssueSvcKeyOptions {
   readonly issuer?: string;
 }
 
+const EXPIRES_RULE = 'must be a positive number of seconds or a duration like "30d"';
+const parseIssueOptions = defineOptions('issueSvcKey', {
+  connection: connectionName(),
+  kid: z.string({ error: KID_RULE }),
+  secret: z.union([z.string(), z.instanceof(Buffer)], { error: 'must be a string or Buffer' }),
+  expiresIn: z.union([z.number().int(EXPIRES_RULE).min(1, EXPIRES_RULE).max(Number.MAX_SAFE_INTEGER, EXPIRES_RULE), z.string().regex(/^\d+\s*[a-z]*$/i, EXPIRES_RULE)], { error: EXPIRES_RULE }),
+  algorithm: opt.oneOf(JWT_ALGORITHMS).default('HS256'),
+  jti: opt.text().optional(),
+  issuer: opt.text().optional(),
+});
+
 /**
  * Issues a JWT SvcKey for a connection, signed with one of the store's keys.
  *
@@ -200,24 +233,19 @@ export interface IssueSvcKeyOptions {
  * ```
  */
 export function issueSvcKey(options: IssueSvcKeyOptions): string {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, kid, secret, expiresIn}');
-  const connection = parseConnection(options.connection, 'connection');
-  const algorithm = options.algorithm ?? 'HS256';
-  // The same checks as a verifying key, except that an asymmetric key here is the private one.
-  const key = parseKeys([{ kid: options.kid, secret: algorithm.startsWith('HS') ? options.secret : PUBLIC_PLACEHOLDER, algorithm }], 'issueSvcKey.key').get(options.kid)!;
-  if (!algorithm.startsWith('HS') && !PEM.test(String(options.secret))) throw new InvalidOptionError('secret', `${algorithm} needs a PEM private key`);
-  const ei = options.expiresIn;
-  if (!((typeof ei === 'number' && Number.isSafeInteger(ei) && ei > 0) || (typeof ei === 'string' && /^\d+\s*[a-z]*$/i.test(ei)))) {
-    throw new InvalidOptionError('expiresIn', 'expected a positive number of seconds or a duration like "30d"');
-  }
-  if (options.jti !== undefined && (typeof options.jti !== 'string' || options.jti === '')) throw new InvalidOptionError('jti', 'expected a non-empty string');
-  const jti = options.jti ?? randomBytes(16).toString('base64url');
-  return jwt.sign({ connection }, options.secret, {
-    algorithm: key.algorithm as Algorithm,
-    keyid: options.kid,
-    expiresIn: ei as jwt.SignOptions['expiresIn'],
+  const o = parseIssueOptions(options);
+  const { algorithm, secret } = o;
+  // The same checks as a verifying key (named as the options: `kid`, `secret`), except that an
+  // asymmetric key here is the private one.
+  readOption('', signingKey(), { kid: o.kid, secret: algorithm.startsWith('HS') ? secret : PUBLIC_PLACEHOLDER, algorithm });
+  if (!algorithm.startsWith('HS') && !PEM.test(secret.toString())) throw new InvalidOptionError('secret', `${algorithm} needs a PEM private key`);
+  const jti = o.jti ?? randomBytes(16).toString('base64url');
+  return jwt.sign({ connection: o.connection }, secret, {
+    algorithm: algorithm as Algorithm,
+    keyid: o.kid,
+    expiresIn: o.expiresIn as jwt.SignOptions['expiresIn'],
     jwtid: jti,
-    ...(options.issuer ? { issuer: options.issuer } : {}),
+    ...(o.issuer ? { issuer: o.issuer } : {}),
   });
 }
 
@@ -233,9 +261,8 @@ export function issueSvcKey(options: IssueSvcKeyOptions): string {
  * ```
  */
 export function anyKeyVerifier(...verifiers: KeyVerifier[]): KeyVerifier {
-  if (verifiers.length === 0 || !verifiers.every((v) => v && typeof v.verify === 'function')) {
-    throw new InvalidOptionError('verifiers', 'expected at least one object with a verify(presented, now) method');
-  }
+  const VERIFIERS_RULE = 'must be at least one object with a verify(presented, now) method';
+  readOption('verifiers', z.array(opt.object<KeyVerifier>(VERIFIERS_RULE, (v) => typeof (v as KeyVerifier).verify === 'function')).min(1, VERIFIERS_RULE), verifiers);
   const rank = { unknown: 0, expired: 1, revoked: 2 } as const;
   return {
     async verify(presented, now) {

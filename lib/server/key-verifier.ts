@@ -3,7 +3,8 @@
  * replace the static list without touching the router.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { opt, readOption } from '../options';
 
 /**
  * The outcome of one key check. `keyId` names the key in logs; it is never the key itself.
@@ -87,32 +88,45 @@ export function staticKeyVerifier(keys: ReadonlyArray<SvcKeyOption>, option = 's
   };
 }
 
+const KEY_RULE = 'must be a non-empty string of visible ASCII characters (no spaces)';
+const KEYS_RULE = 'must be a non-empty array of keys (strings or {key, id?, expiresAt?})';
+const EXPIRY_RULE = 'must be a Date, Unix milliseconds or an ISO 8601 string';
+const keyText = z.string({ error: KEY_RULE }).regex(KEY_PATTERN, KEY_RULE);
+
+/** An expiry as given (a `Date`, Unix ms, an ISO 8601 string) in Unix ms; `NaN` when it is none. */
+function expiryOf(v: unknown): number {
+  return v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v : Number.NaN;
+}
+
+/** The `svcKeys` option: each entry a key, or `{key, id?, expiresAt?}`; a bad entry is named by its index (`svcKeys.1.expiresAt`). */
+export function svcKeysOption() {
+  const entry = z.union(
+    [
+      keyText,
+      z.strictObject({
+        key: keyText,
+        id: opt.text().optional(),
+        // A refinement, not a custom type: the union then names the member at fault.
+        expiresAt: z
+          .union([z.date(), z.number(), z.string()], { error: EXPIRY_RULE })
+          .refine((v) => !Number.isNaN(expiryOf(v)), EXPIRY_RULE)
+          .optional(),
+      }),
+    ],
+    { error: 'must be a string or {key, id?, expiresAt?}' },
+  );
+  return z.array(entry, { error: KEYS_RULE }).min(1, KEYS_RULE);
+}
+
 function parseSvcKeys(keys: ReadonlyArray<SvcKeyOption>, option: string): { keys: StaticKey[]; material: string[] } {
-  if (!Array.isArray(keys) || keys.length === 0) {
-    throw new InvalidOptionError(option, 'expected a non-empty array of keys (strings or {key, id?, expiresAt?})');
-  }
   const out: StaticKey[] = [];
   const material: string[] = [];
-  keys.forEach((entry: SvcKeyOption, i: number) => {
-    const where = `${option}[${i}]`;
+  for (const entry of readOption(option, svcKeysOption(), keys)) {
     const e: SvcKeyEntry = typeof entry === 'string' ? { key: entry } : entry;
-    if (!e || typeof e !== 'object' || typeof e.key !== 'string') {
-      throw new InvalidOptionError(where, 'expected a string or {key, id?, expiresAt?}');
-    }
-    if (!KEY_PATTERN.test(e.key)) {
-      throw new InvalidOptionError(where, 'a key must be a non-empty string of visible ASCII characters (no spaces)');
-    }
-    if (e.id !== undefined && (typeof e.id !== 'string' || e.id === '')) throw new InvalidOptionError(`${where}.id`, 'expected a non-empty string');
-    let expiresAt = Number.POSITIVE_INFINITY;
-    if (e.expiresAt !== undefined) {
-      expiresAt = e.expiresAt instanceof Date ? e.expiresAt.getTime() : typeof e.expiresAt === 'string' ? Date.parse(e.expiresAt) : e.expiresAt;
-      if (typeof expiresAt !== 'number' || Number.isNaN(expiresAt)) {
-        throw new InvalidOptionError(`${where}.expiresAt`, 'expected a Date, Unix milliseconds or an ISO 8601 string');
-      }
-    }
+    const expiresAt = e.expiresAt === undefined ? Number.POSITIVE_INFINITY : expiryOf(e.expiresAt);
     const digest = keyDigest(e.key);
     out.push({ digest, keyId: e.id ?? `key-${digest.toString('hex').slice(0, 8)}`, expiresAt });
     material.push(e.key);
-  });
+  }
   return { keys: out, material };
 }

@@ -3,7 +3,9 @@
  * balancer enforce one limit per key instead of one each. Both packages are loaded on first use.
  */
 import type { Store as RateLimitStore } from 'express-rate-limit';
+import { z } from 'zod';
 import { StorebridgeError } from '../errors';
+import { defineOptions, opt, readOption } from '../options';
 
 /** The Redis rate-limit store cannot be used: its packages are missing, or Redis does not answer. */
 export class RedisUnavailableError extends StorebridgeError {
@@ -41,6 +43,19 @@ export function redisUrlForDisplay(url: string): string {
   }
 }
 
+const PREFIX_RULE = 'must be 1 to 100 visible ASCII characters';
+/** `connectRedisRateLimit`'s options, declared once (`lib/options.ts`); the CLI checks its flags with it before it starts anything. */
+export const parseRedisRateLimitOptions = defineOptions('connectRedisRateLimit', {
+  prefix: z.string({ error: PREFIX_RULE }).regex(/^[\x21-\x7e]{1,100}$/, PREFIX_RULE).default('storebridge:rl:'),
+  connectTimeoutMs: opt.int({ min: 1, max: 600_000, unit: 'ms' }).default(5000),
+  commandTimeoutMs: opt.int({ min: 1, max: 600_000, unit: 'ms' }).default(2000),
+});
+
+/** Checks `connectRedisRateLimit`'s arguments without connecting: throws `InvalidOptionError` naming `url` or the option. */
+export function parseRedisRateLimit(url: string, options: RedisRateLimitOptions = {}): { url: string } & Required<RedisRateLimitOptions> {
+  return { url: readOption('url', opt.redisUrl(), url), ...parseRedisRateLimitOptions(options) };
+}
+
 /**
  * Connects to Redis (failing fast when it does not answer) and returns stores for the router's
  * `rateLimit.store` / `rateLimit.failedAuth.store`.
@@ -52,6 +67,7 @@ export function redisUrlForDisplay(url: string): string {
  * ```
  */
 export async function connectRedisRateLimit(url: string, options: RedisRateLimitOptions = {}): Promise<RedisRateLimit> {
+  const { prefix, connectTimeoutMs, commandTimeoutMs } = parseRedisRateLimit(url, options);
   let Redis: typeof import('ioredis').Redis;
   let RedisStore: typeof import('rate-limit-redis').RedisStore;
   try {
@@ -60,11 +76,10 @@ export async function connectRedisRateLimit(url: string, options: RedisRateLimit
   } catch (err) {
     throw new RedisUnavailableError('a Redis rate-limit store needs the ioredis and rate-limit-redis packages: npm install ioredis rate-limit-redis', { cause: err });
   }
-  const prefix = options.prefix ?? 'storebridge:rl:';
   const client = new Redis(url, {
     lazyConnect: true,
-    connectTimeout: options.connectTimeoutMs ?? 5000,
-    commandTimeout: options.commandTimeoutMs ?? 2000,
+    connectTimeout: connectTimeoutMs,
+    commandTimeout: commandTimeoutMs,
     // A limiter that cannot count fails the request (500) rather than letting it through unlimited.
     maxRetriesPerRequest: 1,
   });

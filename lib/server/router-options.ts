@@ -16,8 +16,8 @@ import { ORDER_STATUSES } from '../contract/webhook';
 import { InvalidOptionError } from '../errors';
 import { defineOptions, opt } from '../options';
 import { CursorCodec } from './cursor';
-import { anyKeyVerifier, jwtKeyVerifier, type JwtKeyOptions } from './jwt-key-verifier';
-import { staticKeyVerifier, type KeyVerifier, type SvcKeyOption } from './key-verifier';
+import { anyKeyVerifier, jwtKeyVerifier, jwtOption, type JwtKeyOptions } from './jwt-key-verifier';
+import { staticKeyVerifier, svcKeysOption, type KeyVerifier, type SvcKeyOption } from './key-verifier';
 import { createStoreMetrics, type StoreMetrics } from './server-metrics';
 import type { Metrics, Registry } from '../metrics';
 import type { Logger } from '../logger';
@@ -191,10 +191,9 @@ const rateLimitShape = z.strictObject({
 
 const parseShape = defineOptions('createStoreRouter', {
   adapter: opt.object<StoreAdapter | GuardedAdapter>('a storebridge adapter (an object with products and orders stores)'),
-  // Checked entry by entry by staticKeyVerifier / jwtKeyVerifier, whose messages name the entry.
-  svcKeys: z.custom<ReadonlyArray<SvcKeyOption>>((v) => v === undefined || Array.isArray(v), { error: 'must be an array of keys (strings or {key, id?, expiresAt?})' }).optional(),
+  svcKeys: svcKeysOption().optional(),
   keyVerifier: opt.object<KeyVerifier>('an object with a verify(presented, now) method', (v) => typeof (v as KeyVerifier).verify === 'function').optional(),
-  jwt: opt.object<JwtKeyOptions>('JWT key options ({connection, keys, …})').optional(),
+  jwt: jwtOption().optional(),
   keyHeaders: keyHeaders.optional(),
   pageSize: opt.int({ min: 1, max: 100_000 }).optional(),
   maxPageSize: opt.int({ min: 1, max: 100_000 }).optional(),

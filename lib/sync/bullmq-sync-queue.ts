@@ -6,10 +6,11 @@
  * (`createSyncWorker`) resolve the rest from their connection registry.
  */
 import type { JobsOptions, Queue } from 'bullmq';
-import { InvalidOptionError } from '../errors';
-import { parseRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
+import { z } from 'zod';
+import { retryPolicy, type RetryOptions, type RetryPolicy } from '../http/retry';
+import { defineOptions, opt, readOption } from '../options';
 import type { SyncMode } from './sync-run';
-import { syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+import { SYNC_NAMESPACE_OPTIONS, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
 import { redisClient } from './redis-connect';
 import { loadBullmq } from './bullmq-load';
 
@@ -32,17 +33,27 @@ export const SYNC_JOB_BACKOFF = 'storebridge-retry';
  */
 export const SYNC_JOB_RETRY: RetryOptions = { limit: 2, delay: (n) => 5_000 * 2 ** (n - 1), backoffLimit: 300_000 };
 
+/** The options that make the sync jobs' retry policy, as the queue and the worker declare them. */
+const JOB_RETRY_OPTIONS = {
+  retry: opt.retryOptions(),
+  attempts: opt.int({ min: 1 }).optional(),
+  backoffMs: opt.int({ min: 1, unit: 'ms' }).optional(),
+};
+const parseJobRetry = defineOptions('the sync jobs\' retry', JOB_RETRY_OPTIONS);
+
 /**
  * The sync jobs' retry policy from `retry` (and the older `attempts` / `backoffMs`, which set its
  * limit and its first delay). The queue takes its limit (BullMQ attempts = limit + 1); the worker
  * takes the rest (the waits, what is retried).
  */
 export function syncJobRetry(options: { retry?: number | RetryOptions; attempts?: number; backoffMs?: number }): RetryPolicy {
+  const o = parseJobRetry({ retry: options.retry, attempts: options.attempts, backoffMs: options.backoffMs });
+  const { attempts, backoffMs } = o;
   const legacy: RetryOptions = {
-    ...(options.attempts !== undefined ? { limit: positiveInt('attempts', options.attempts, 1) - 1 } : {}),
-    ...(options.backoffMs !== undefined ? { delay: (n: number) => positiveInt('backoffMs', options.backoffMs, 1) * 2 ** (n - 1) } : {}),
+    ...(attempts !== undefined ? { limit: attempts - 1 } : {}),
+    ...(backoffMs !== undefined ? { delay: (n: number) => backoffMs * 2 ** (n - 1) } : {}),
   };
-  return parseRetry(options.retry, 'retry', { ...SYNC_JOB_RETRY, ...legacy });
+  return retryPolicy(o.retry as RetryOptions | undefined, { ...SYNC_JOB_RETRY, ...legacy });
 }
 export const schedulerIdOf = (connectionId: string): string => `sync:${connectionId}`;
 
@@ -129,18 +140,28 @@ export interface SyncQueue {
   close(): Promise<void>;
 }
 
-const CONNECTION_ID = /^[\x21-\x7e]{1,200}$/;
+const CONNECTION_ID_RULE = 'must be 1-200 printable ASCII characters without spaces';
+/** A sync connection's id: its name in the workers' registry, its scheduler's and its keys' part. */
+const connectionId = () => z.string({ error: CONNECTION_ID_RULE }).regex(/^[\x21-\x7e]{1,200}$/, CONNECTION_ID_RULE);
 
+/** A connection id given by itself (an argument, a job's data), read as an `id` option is. */
 export function checkConnectionId(id: unknown, option = 'id'): string {
-  if (typeof id !== 'string' || !CONNECTION_ID.test(id)) throw new InvalidOptionError(option, 'must be 1-200 printable ASCII characters without spaces');
-  return id;
+  return readOption(option, connectionId(), id);
 }
 
-function positiveInt(name: string, v: unknown, fallback: number, min = 1): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
-  return v;
-}
+const parseOptions = defineOptions('createSyncQueue', {
+  connection: opt.redis<RedisConnection>(),
+  ...SYNC_NAMESPACE_OPTIONS,
+  ...JOB_RETRY_OPTIONS,
+  keepJobs: opt.int({ min: 0 }).default(1_000),
+});
+
+const parseScheduled = defineOptions('addConnection', {
+  id: connectionId(),
+  intervalMs: opt.int({ min: 1, unit: 'ms' }),
+  mode: opt.oneOf(['full', 'incremental']).optional(),
+  startAt: z.custom<number | Date>((v) => v !== null && Number.isFinite(new Date(v as number | Date).getTime()), { error: 'must be a Unix ms time or a Date' }).optional(),
+});
 
 /**
  * @example
@@ -153,12 +174,11 @@ function positiveInt(name: string, v: unknown, fallback: number, min = 1): numbe
  * ```
  */
 export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, prefix?, queueName?, …}');
-  const { prefix, queueName } = syncNamespace(options);
-  const policy = syncJobRetry(options);
-  const backoffMs = options.backoffMs === undefined ? undefined : positiveInt('backoffMs', options.backoffMs, 1);
-  const keepJobs = positiveInt('keepJobs', options.keepJobs, 1_000, 0);
-  const { redis, owned } = redisClient(options.connection);
+  const o = parseOptions(options);
+  const { prefix, queueName } = syncNamespace(o);
+  const policy = syncJobRetry(o as Pick<SyncQueueOptions, 'retry' | 'attempts' | 'backoffMs'>);
+  const { backoffMs, keepJobs } = o;
+  const { redis, owned } = redisClient(o.connection);
   const { Queue } = loadBullmq();
   const queue: Queue<SyncJobData> = new Queue<SyncJobData>(queueName, { connection: redis, prefix });
   // BullMQ re-emits its connection's errors on the queue; unheard, it prints them with a stack.
@@ -175,13 +195,9 @@ export function createSyncQueue(options: SyncQueueOptions): SyncQueue {
   return {
     queue: queue as unknown as SyncQueueHandle,
     async addConnection(c) {
-      if (!c || typeof c !== 'object') throw new InvalidOptionError('connection', 'expected {id, intervalMs, mode?}');
-      const id = checkConnectionId(c.id);
-      const every = positiveInt('intervalMs', c.intervalMs, 0, 1);
-      if (c.mode !== undefined && c.mode !== 'full' && c.mode !== 'incremental') throw new InvalidOptionError('mode', 'must be "full" or "incremental"');
-      const startDate = c.startAt === undefined ? undefined : new Date(c.startAt).getTime();
-      if (startDate !== undefined && !Number.isFinite(startDate)) throw new InvalidOptionError('startAt', 'must be a Unix ms time or a Date');
-      const data: SyncJobData = { connectionId: id, ...(c.mode ? { mode: c.mode } : {}) };
+      const { id, intervalMs: every, mode, startAt } = parseScheduled(c);
+      const startDate = startAt === undefined ? undefined : new Date(startAt).getTime();
+      const data: SyncJobData = { connectionId: id, ...(mode ? { mode } : {}) };
       await queue.upsertJobScheduler(schedulerIdOf(id), { every, ...(startDate !== undefined ? { startDate } : {}) }, { name: SYNC_JOB_NAME, data, opts: jobOptions });
     },
     async removeConnection(id) {

@@ -14,19 +14,20 @@ import type { Job, Worker } from 'bullmq';
 import type { Entity } from '../contract/entities';
 import type { StoreAdapter } from '../adapter';
 import type { GuardedAdapter } from '../adapter-guard';
-import { InvalidOptionError } from '../errors';
+import { z } from 'zod';
+import { defineOptions, opt } from '../options';
 import { retryDecision, backoffDelay, type AttemptFailure, type RetryOptions, type RetryPolicy } from '../http/retry';
 import { createStoreClient, type StoreClient } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
 import type { CheckpointStore } from './checkpoint-store';
 import { runSync, type RunError, type SyncEvent, type SyncMode, type SyncReport } from './sync-run';
 import { SyncRunFailedError } from './sync-errors';
-import { checkHistorySize } from './sync-health';
+import { historySizeOption } from './sync-health';
 import { notifyObservers, runObservation, type SyncObserver, type SyncOutcome } from './sync-observer';
 import { checkConnectionId, SYNC_JOB_BACKOFF, syncJobRetry, type SyncJobData } from './bullmq-sync-queue';
 import { loadBullmq } from './bullmq-load';
 import { redisClient } from './redis-connect';
-import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
+import { RedisCheckpointStore, RedisRunLock, RedisSyncHealth, SYNC_NAMESPACE_OPTIONS, syncNamespace, SyncLockLostError, type RedisConnection, type SyncNamespaceOptions } from './redis-sync-state';
 
 /** A connection as the worker's registry resolves it. */
 export interface ResolvedConnection {
@@ -123,11 +124,25 @@ export interface SyncWorker {
   close(options?: { abort?: boolean }): Promise<void>;
 }
 
-function positiveInt(name: string, v: unknown, fallback: number, min = 1): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}`);
-  return v;
-}
+/** The worker's options, declared once (`lib/options.ts`: a bad value or an unknown name throws `InvalidOptionError`). */
+const parseOptions = defineOptions('createSyncWorker', {
+  connection: opt.redis<RedisConnection>(),
+  ...SYNC_NAMESPACE_OPTIONS,
+  resolveConnection: opt.fn<SyncWorkerOptions['resolveConnection']>('a function (connection id → {client, sink})'),
+  checkpoints: opt.object<CheckpointStore>('a CheckpointStore', (v) => typeof (v as CheckpointStore).load === 'function' && typeof (v as CheckpointStore).save === 'function').optional(),
+  concurrency: opt.int({ min: 1 }).default(4),
+  lockTtlMs: opt.int({ min: 100, unit: 'ms' }).default(30_000),
+  stalledIntervalMs: opt.int({ min: 100, unit: 'ms' }).default(30_000),
+  maxStalledCount: opt.int({ min: 0 }).default(2),
+  name: opt.text('a non-empty string without "|"').refine((n) => !n.includes('|'), 'must be a non-empty string without "|"').optional(),
+  observers: z.array(opt.object<SyncObserver>('a sync observer'), { error: 'must be an array of sync observers' }).optional(),
+  recordHealth: opt.boolean().optional(),
+  historySize: historySizeOption(),
+  onEvent: opt.fn<NonNullable<SyncWorkerOptions['onEvent']>>().optional(),
+  onError: opt.fn<NonNullable<SyncWorkerOptions['onError']>>().optional(),
+  autorun: opt.boolean().optional(),
+  retry: opt.retryOptions(),
+});
 
 /**
  * @example
@@ -202,21 +217,11 @@ interface WorkerParts {
 }
 
 function workerParts(options: SyncWorkerOptions): WorkerParts {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected {connection, resolveConnection, …}');
-  if (typeof options.resolveConnection !== 'function') throw new InvalidOptionError('resolveConnection', 'must be a function (connection id → {client, sink})');
-  const { prefix, queueName } = syncNamespace(options);
-  const concurrency = positiveInt('concurrency', options.concurrency, 4);
-  const lockTtlMs = positiveInt('lockTtlMs', options.lockTtlMs, 30_000, 100);
-  const stalledIntervalMs = positiveInt('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100);
-  const maxStalledCount = positiveInt('maxStalledCount', options.maxStalledCount, 2, 0);
-  if (options.checkpoints !== undefined && (typeof options.checkpoints.load !== 'function' || typeof options.checkpoints.save !== 'function')) {
-    throw new InvalidOptionError('checkpoints', 'must be a CheckpointStore');
-  }
-  const name = options.name ?? `${hostname()}:${process.pid}`;
-  if (typeof name !== 'string' || name === '' || name.includes('|')) throw new InvalidOptionError('name', 'must be a non-empty string without "|"');
-  const retry = syncJobRetry({ retry: options.retry });
-  const historySize = checkHistorySize(options.historySize);
-  const { redis, owned } = redisClient(options.connection);
+  const { concurrency, lockTtlMs, stalledIntervalMs, maxStalledCount, historySize, ...o } = parseOptions(options);
+  const { prefix, queueName } = syncNamespace(o);
+  const name = o.name ?? `${hostname()}:${process.pid}`;
+  const retry = syncJobRetry({ retry: o.retry as RetryOptions | undefined });
+  const { redis, owned } = redisClient(o.connection);
   const ns = { prefix, queueName };
   const health = new RedisSyncHealth(redis, { ...ns, historySize });
   return {

@@ -3,7 +3,7 @@
  * public declarations never import ioredis types (a user without ioredis still typechecks).
  */
 import type { Redis } from 'ioredis';
-import { InvalidOptionError } from '../errors';
+import { opt, readOption } from '../options';
 import type { RedisConnection } from './redis-types';
 
 /** ioredis, loaded on first use: importing storebridge never requires it. */
@@ -21,8 +21,7 @@ export function isRedisClient(c: unknown): boolean {
 
 /** Narrows a public `RedisClientLike` to the ioredis client it is. */
 export function asIoredis(client: unknown, option = 'redis'): Redis {
-  if (!isRedisClient(client)) throw new InvalidOptionError(option, 'must be an ioredis client');
-  return client as Redis;
+  return readOption(option, opt.object<Redis>('an ioredis client', isRedisClient), client);
 }
 
 /**
@@ -31,13 +30,11 @@ export function asIoredis(client: unknown, option = 'redis'): Redis {
  * workers require.
  */
 export function redisClient(connection: RedisConnection, option = 'connection'): { redis: Redis; owned: boolean } {
+  // Checked again here (a factory's schema has `opt.redis()` too): the dashboard's source hands its own on.
+  readOption(option, opt.redis(), connection);
   if (isRedisClient(connection)) return { redis: connection as Redis, owned: false };
   const { Redis: RedisClass } = loadIoredis();
-  if (typeof connection === 'string') {
-    if (!/^rediss?:\/\//.test(connection)) throw new InvalidOptionError(option, 'must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
-    return { redis: quietOnError(new RedisClass(connection, { maxRetriesPerRequest: null })), owned: true };
-  }
-  if (typeof connection !== 'object' || connection === null) throw new InvalidOptionError(option, 'must be a redis:// URL, ioredis options, or an ioredis client');
+  if (typeof connection === 'string') return { redis: quietOnError(new RedisClass(connection, { maxRetriesPerRequest: null })), owned: true };
   return { redis: quietOnError(new RedisClass({ ...(connection as object), maxRetriesPerRequest: null })), owned: true };
 }
 

@@ -10,7 +10,9 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { InvalidOptionError, StorebridgeError } from '../errors';
+import { z } from 'zod';
+import { StorebridgeError } from '../errors';
+import { defineOptions, opt, readOption } from '../options';
 import { parseSyncState, type CheckpointStore, type SyncState } from './checkpoint-store';
 import { checkHistorySize, lastRunOf, runRecordOf, type LastRun, type LastRunEntity, type RunRecord, type SyncHistorySource } from './sync-health';
 import type { SyncObservation, SyncObserver } from './sync-observer';
@@ -29,12 +31,22 @@ export interface SyncNamespaceOptions {
 export const DEFAULT_PREFIX = 'storebridge';
 export const DEFAULT_QUEUE_NAME = 'sync';
 
-/** `<prefix>:<queue>`, checked. */
+const PREFIX_RULE = 'must be 1-100 letters, digits, or . _ - { }';
+const QUEUE_NAME_RULE = 'must be 1-100 letters, digits, or . _ -';
+
+/** The namespace options (`prefix`, `queueName`), as every Redis-backed sync factory declares them. */
+export const SYNC_NAMESPACE_OPTIONS = {
+  prefix: z.string({ error: PREFIX_RULE }).regex(/^[A-Za-z0-9_.{}-]{1,100}$/, PREFIX_RULE).optional(),
+  queueName: z.string({ error: QUEUE_NAME_RULE }).regex(/^[A-Za-z0-9_.-]{1,100}$/, QUEUE_NAME_RULE).optional(),
+};
+
+const parseNamespace = defineOptions('the sync namespace', SYNC_NAMESPACE_OPTIONS);
+
+/** `<prefix>:<queue>`, checked (only those two members of `options` are read). */
 export function syncNamespace(options: SyncNamespaceOptions = {}): { prefix: string; queueName: string; ns: string } {
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
-  if (typeof prefix !== 'string' || !/^[A-Za-z0-9_.{}-]{1,100}$/.test(prefix)) throw new InvalidOptionError('prefix', 'must be 1-100 letters, digits, or . _ - { }');
-  if (typeof queueName !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(queueName)) throw new InvalidOptionError('queueName', 'must be 1-100 letters, digits, or . _ -');
+  const n = parseNamespace({ prefix: options.prefix, queueName: options.queueName });
+  const prefix = n.prefix ?? DEFAULT_PREFIX;
+  const queueName = n.queueName ?? DEFAULT_QUEUE_NAME;
   return { prefix, queueName, ns: `${prefix}:${queueName}` };
 }
 
@@ -125,7 +137,7 @@ export class RedisRunLock {
     options: SyncNamespaceOptions = {},
   ) {
     this.redis = asIoredis(redis);
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 100) throw new InvalidOptionError('lockTtlMs', 'must be an integer ≥ 100 (milliseconds)');
+    readOption('lockTtlMs', opt.int({ min: 100, unit: 'ms' }), ttlMs);
     this.ns = syncNamespace(options).ns;
   }
 

@@ -7,7 +7,9 @@ import type { Order, Product } from '../contract/webhook';
 import type { Entity, ItemOf } from '../contract/entities';
 import type { StoreAdapter } from '../adapter';
 import { guardAdapter, type GuardedAdapter, type GuardedEntityStore } from '../adapter-guard';
+import { z } from 'zod';
 import { InvalidOptionError } from '../errors';
+import { defineOptions, opt } from '../options';
 import { idempotencyKeyOf } from '../client/idempotency';
 import { createStoreClient, type StoreClient, type WritableItem } from '../client/store-client';
 import type { StoreClientOptions } from '../client/client-options';
@@ -68,6 +70,22 @@ export interface SyncConnection {
   pushProduct(product: WritableItem<'products'>, options?: PushOptions): Promise<PushResult<Product>>;
 }
 
+/** Declared once (`lib/options.ts`); what each run takes (`entities`, `strategy`, `concurrency`) `runSync` checks. */
+const parseOptions = defineOptions('createSyncConnection', {
+  id: opt.text(),
+  client: opt.object<StoreClient | StoreClientOptions>('a StoreClient or its options'),
+  sink: opt.object<StoreAdapter | GuardedAdapter>('a store adapter'),
+  checkpoints: opt.object<CheckpointStore>('a CheckpointStore', (c) => typeof (c as Partial<CheckpointStore>).load === 'function' && typeof (c as Partial<CheckpointStore>).save === 'function').optional(),
+  intervalMs: z.custom<number>(() => true).optional(), // the scheduler's (`IntervalScheduler`), checked there
+  mode: opt.oneOf(['full', 'incremental']).optional(),
+  entities: z.custom<readonly Entity[]>(() => true).optional(),
+  strategy: z.custom<SyncConnectionOptions['strategy']>(() => true).optional(),
+  concurrency: z.custom<number>(() => true).optional(),
+  onEvent: opt.fn<(event: SyncEvent) => void>().optional(),
+  onReport: opt.fn<(report: SyncReport) => void>().optional(),
+  observers: z.array(opt.object<SyncObserver>('a sync observer'), { error: 'must be an array of sync observers' }).optional(),
+});
+
 /**
  * @example
  * ```ts
@@ -85,7 +103,7 @@ export interface SyncConnection {
  * ```
  */
 export function createSyncConnection(options: SyncConnectionOptions): SyncConnection {
-  if (!options || typeof options.id !== 'string' || options.id === '') throw new InvalidOptionError('id', 'must be a non-empty string');
+  parseOptions(options);
   const client = 'walk' in options.client ? options.client : createStoreClient(options.client);
   const sink = guardAdapter(options.sink);
   const checkpoints = options.checkpoints ?? new MemoryCheckpointStore();

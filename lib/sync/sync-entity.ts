@@ -13,7 +13,7 @@ import { emptyProgress, type RunContext } from './sync-run-context';
 import { resolveStubs } from './stub-fetch';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageError } from '../errors';
-import { backoffDelay, parseRetry } from '../http/retry';
+import { backoffDelay, retryPolicy } from '../http/retry';
 
 /** A page as far as the run takes it: cut at the incremental boundary. */
 interface PagePart<T> {
@@ -125,7 +125,7 @@ async function applyPage<E extends Entity>(ctx: RunContext, entity: E, part: Pag
  * `lastUpdated: 'keep'` are idempotent, so a write that did commit before its connection broke is
  * harmless to repeat. Other failures (disk full, read-only, a bug) stop the run at once.
  */
-const SINK_RETRY = parseRetry({ limit: 5, delay: (n) => 500 * 2 ** (n - 1), backoffLimit: 8_000, jitter: false });
+const SINK_RETRY = retryPolicy({ limit: 5, delay: (n) => 500 * 2 ** (n - 1), backoffLimit: 8_000, jitter: false });
 
 async function retryingSink<R>(signal: AbortSignal, write: () => Promise<R>): Promise<R> {
   for (let attempt = 1; ; attempt++) {

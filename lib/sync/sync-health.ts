@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { InvalidOptionError } from '../errors';
-import { defineOptions, opt } from '../options';
+import { defineOptions, opt, readOption } from '../options';
 import type { Entity } from '../contract/entities';
 import type { SyncObservation, SyncObserver, SyncOutcome } from './sync-observer';
 
@@ -66,11 +65,12 @@ export interface SyncHistorySource extends SyncHealthSource {
 /** Runs kept per connection by default. */
 export const DEFAULT_HISTORY_SIZE = 50;
 
-/** Checks a `historySize` option (0 turns the history off). */
+/** The `historySize` option (runs kept per connection; 0 turns the history off), as factories declare it. */
+export const historySizeOption = () => opt.int({ min: 0, max: 10_000 }).default(DEFAULT_HISTORY_SIZE);
+
+/** Reads a `historySize` option given with other members a factory reads itself. */
 export function checkHistorySize(value: unknown): number {
-  if (value === undefined) return DEFAULT_HISTORY_SIZE;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 10_000) throw new InvalidOptionError('historySize', 'must be an integer from 0 to 10000');
-  return value;
+  return readOption('historySize', historySizeOption(), value);
 }
 
 /** The history record of a last run. */
@@ -209,7 +209,7 @@ const parseHandlerOptions = defineOptions('syncHealthHandler', {
  * ```
  */
 export function syncHealthHandler(source: SyncHealthSource, options: SyncHealthHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  if (!source || typeof source.lastRuns !== 'function' || typeof source.lastRun !== 'function') throw new InvalidOptionError('source', 'must be a SyncHealthSource (MemorySyncHealth, RedisSyncHealth, …)');
+  readOption('source', opt.object<SyncHealthSource>('a SyncHealthSource (MemorySyncHealth, RedisSyncHealth, …)', (s) => typeof (s as SyncHealthSource).lastRuns === 'function' && typeof (s as SyncHealthSource).lastRun === 'function'), source);
   const { staleAfterMs } = parseHandlerOptions(options);
   const now = options.now ?? Date.now;
   const withStale = (r: LastRun, t: number) => ({ ...r, stale: staleAfterMs !== undefined && t - Date.parse(r.at) > staleAfterMs });

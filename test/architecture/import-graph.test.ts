@@ -15,7 +15,8 @@ const CORE = ['errors', 'logger', 'options', 'contract', 'http', 'adapter', 'ada
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   logger: ['errors'],
-  options: ['errors', 'logger'],
+  // The toolkit reads the kinds of options the core declares (a retry policy, `http/retry.ts`).
+  options: ['errors', 'logger', 'http'],
   contract: ['errors'],
   metrics: [],
   http: ['errors', 'contract'],

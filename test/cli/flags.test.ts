@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { defineCommand } from '../../lib/cli/flags';
+import { defineCommand, flagProblem } from '../../lib/cli/flags';
+import { InvalidOptionError } from '../../lib/errors';
 
 const command = defineCommand({
   name: 'demo-cmd',
@@ -82,5 +83,17 @@ describe('defineCommand: one declaration per flag', () => {
 
   it('refuses a declaration that clashes with a generated flag', () => {
     expect(() => defineCommand({ name: 'x', usage: '', summary: '', flags: { key: { type: 'secret', env: 'K', help: '' }, 'key-file': { type: 'string', help: '' } } })).toThrow(/clashes/);
+  });
+});
+
+describe('flagProblem: a factory checks a value once; its option error names the flag', () => {
+  const flags = { connection: '--redis', retry: '--retry' };
+  it('maps an option (or a member of one) to the flag, with the factory\'s words', () => {
+    expect(flagProblem(new InvalidOptionError('connection', 'must be a redis:// or rediss:// URL'), flags)).toBe('--redis must be a redis:// or rediss:// URL');
+    expect(flagProblem(new InvalidOptionError('retry.limit', 'must be an integer ≥ 0'), flags)).toBe('--retry must be an integer ≥ 0');
+  });
+  it('leaves other errors, and options no flag set, to the caller', () => {
+    expect(flagProblem(new InvalidOptionError('adapter', 'must be an adapter'), flags)).toBeUndefined();
+    expect(flagProblem(new Error('connection refused'), flags)).toBeUndefined();
   });
 });

@@ -76,7 +76,9 @@ test('usage: both per-entity URLs, or a base URL; URLs must be http(s) without c
   };
   expect(await usage()).toEqual([2, 'storebridge sync: a store URL is required, or --products-url and/or --orders-url']);
   expect(await usage('--products-url', 'ftp://a.example/p', '--orders-url', 'http://a.example/o')).toEqual([2, 'storebridge sync: --products-url must be an http(s) URL']);
-  expect(await usage('http://u:p@a.example')).toEqual([2, 'storebridge sync: the URL must not carry credentials; pass the key with --key']);
+  expect(await usage('http://u:p@a.example')).toEqual([2, 'storebridge sync: the URL must not carry credentials (they would end up in logs; the key has its own option)']);
+  expect(await usage('a.example/p')).toEqual([2, 'storebridge sync: the URL must be an absolute http(s) URL']);
+  expect(await usage('http://a.example/k')).toEqual([2, 'storebridge sync: the URL must not contain the key (it is sent in the key headers)']);
   expect(await usage('http://a.example', '--key-headers', 'Svc Key')).toEqual([2, 'storebridge sync: --key-headers must be a comma-separated list of header names']);
 });
 

@@ -27,6 +27,14 @@ it.each([
   [['serve', '--port', '80x', '--key', 'k'], 'storebridge serve: --port must be an integer from 0 to 65535, got "80x"'],
   [['dashboard', '--host', '0.0.0.0', '--state', 'x.json'], 'storebridge dashboard: listening on 0.0.0.0 (not loopback) needs an operator token: --token-env ENV'],
   [['reverse-service', '--port', '0', '--connection', 'C', '--state', 'file.json'], 'storebridge reverse-service: --state must be adapter, memory or a redis:// URL'],
+  // Values a factory's options check, checked there only: its message, naming the flag (lib/cli/flags.ts flagProblem).
+  [['serve', '--port', '0', '--key', 'has space'], 'storebridge serve: the key must be a non-empty string of visible ASCII characters (no spaces)'],
+  [['serve', '--port', '0', '--key', 'k', '--redis', 'http://127.0.0.1:6379'], 'storebridge serve: --redis must be a redis:// or rediss:// URL'],
+  [['serve', '--port', '0', '--key', 'k', '--redis-prefix', 'a b'], 'storebridge serve: --redis-prefix must be 1 to 100 visible ASCII characters'],
+  [['dashboard', '--redis', 'redis://127.0.0.1:1', '--queue', 'a b'], 'storebridge dashboard: --queue must be 1-100 letters, digits, or . _ -'],
+  [['daemon', '--service', 'ftp://x', '--connection', 'k', '--adapter', 'memory'], 'storebridge daemon: --service must be an http(s) URL'],
+  [['sync', 'http://a.example/kkkkkkkk', '--key', 'kkkkkkkk'], 'storebridge sync: the URL must not contain the key (it is sent in the key headers)'],
+  [['openapi', '--server', 'http://x/?q'], 'storebridge openapi: --server must be an absolute http(s) URL without credentials, query or fragment'],
 ])('storebridge %j: the message and the pointer to the help', async (args, message) => {
   const r = await runCli(args);
   expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 2, stdout: '', stderr: `${message}\n${POINTER(args[0])}\n` });

@@ -58,6 +58,6 @@ test('the query the caller can send is the contract table\'s', () => {
 
 test('options follow the kit\'s one policy: an unknown one is refused with the closest known name', () => {
   expect(() => createStoreClient({ baseUrl: 'https://s.example', svcKey: KEY, pagesize: 10 } as never)).toThrow(/"pagesize": is not an option of createStoreClient \(did you mean "pageSize"\?\)/);
-  expect(() => createStoreClient({ baseUrl: 'https://s.example', svcKey: KEY, timeoutMs: 0 })).toThrow(/"timeoutMs": must be an integer from 1/);
+  expect(() => createStoreClient({ baseUrl: 'https://s.example', svcKey: KEY, timeoutMs: 0 })).toThrow(/"timeoutMs": must be an integer ≥ 1 \(ms\)/);
   expect(() => createStoreClient({ baseUrl: 'https://s.example', svcKey: 'two\nlines' })).toThrow(/svcKey/);
 });

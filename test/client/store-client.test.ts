@@ -322,6 +322,17 @@ describe('retries, limits and errors', () => {
     expect(() => createStoreClient({ baseUrl: 'http://x', svcKey: '' })).toThrow(/svcKey/);
     expect(() => createStoreClient({ baseUrl: 'http://x', svcKey: 'k', retry: { limit: -1 } })).toThrow(/retry\.limit/);
     expect(() => createStoreClient({ baseUrl: 'http://x/?k=abcdef', svcKey: 'abcdef' })).toThrow(/key/);
+    expect(() => createStoreClient({ baseUrl: 'http://x', svcKey: 'k', retry: { statusCode: [503] } } as never)).toThrow(
+      'invalid option "retry.statusCode": is not an option of createStoreClient (did you mean "statusCodes"?)',
+    );
+  });
+
+  test("a walk's own per-call options are read with the same readers, naming the member", () => {
+    const client = createStoreClient({ baseUrl: 'http://x', svcKey: 'k' });
+    expect(() => client.walk('products', { jobid: -1 })).toThrow('invalid option "jobid": must be an integer ≥ 0');
+    expect(() => client.walk('products', { jobid: 1, concurrency: 65 })).toThrow('invalid option "concurrency": must be an integer from 1 to 64');
+    expect(() => client.walk('products', { jobid: 1, stubPageSize: 1.5 })).toThrow('invalid option "stubPageSize": must be an integer ≥ 0');
+    expect(() => client.walk('products', { jobid: 1, concurrency: 4, stubPageSize: 0 })).not.toThrow();
   });
 });
 

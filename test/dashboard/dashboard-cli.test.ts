@@ -81,6 +81,8 @@ test('usage errors say what is wrong, exit 2, and never echo a token', async () 
     [['dashboard', '--state', 'x.json', '--token-env', 'SB_SHORT'], /the token in SB_SHORT must be at least 16 visible ASCII characters/, { SB_SHORT: 'short-tok3n' }],
     [['dashboard', '--state', 'x.json', '--token-env', 'an-actual-secret-token-value'], /--token-env must name an environment variable/],
     [['dashboard', '--redis', 'http://x', '--port', '0'], /--redis must be a redis:\/\//],
+    // Checked once, by the factory the value goes to: its option error names the flag.
+    [['dashboard', '--redis', REDIS_URL, '--prefix', 'no spaces'], /^storebridge dashboard: --prefix must be 1-100 letters, digits, or \. _ - \{ \}$/],
     [['dashboard', '--redis', REDIS_URL, '--state', 'x.json'], /give --redis or --state, not both/],
     [['dashboard', '--state', 'x.json', '--port', '70000'], /--port must be an integer from 0 to 65535/],
   ];

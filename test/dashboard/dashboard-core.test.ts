@@ -7,7 +7,7 @@
  */
 import { createMemoryAdapter } from '../../adapters/memory';
 import { demoCatalog } from '../../lib/demo';
-import { createDashboard, createHealthSyncSource, type Dashboard, type DashboardRequest, type DashboardResponse } from '../../lib/dashboard';
+import { createDashboard, createDashboardRouter, createHealthSyncSource, type Dashboard, type DashboardRequest, type DashboardResponse } from '../../lib/dashboard';
 import { createSyncConnection, MemorySyncHealth } from '../../lib/sync';
 import { startFakeStore, type FakeStore } from '../client/fake-store';
 
@@ -141,6 +141,18 @@ describe('without a token: loopback only', () => {
     expect(() => createDashboard({ token: 'short-secret' })).not.toThrow(/short-secret/);
     expect(() => createDashboard({ refreshMs: -1 })).toThrow(/refreshMs/);
     expect(() => createDashboard({ sync: {} as never })).toThrow(/SyncSource/);
+    expect(() => createDashboard({ pageSize: 0 })).toThrow('invalid option "pageSize": must be an integer from 1 to 100000');
+    expect(() => createDashboard({ reverse: [{}] as never })).toThrow('invalid option "reverse.0": must be a ReverseSource');
+    expect(() => createDashboard({ refreshMS: 0 } as never)).toThrow('invalid option "refreshMS": is not an option of createDashboard (did you mean "refreshMs"?)');
+  });
+
+  test('the Express binding reads its own options and the core\'s with the same policy', () => {
+    expect(() => createDashboardRouter({ maxBodyBytes: 0 })).toThrow('invalid option "maxBodyBytes": must be an integer ≥ 1 (bytes)');
+    expect(() => createDashboardRouter({ jobs: 'yes' } as never)).toThrow('invalid option "jobs": must be true, false or "auto"');
+    expect(() => createDashboardRouter({ refreshMs: -1 })).toThrow(/"refreshMs": must be an integer from 0 to 3600000/);
+    expect(() => createDashboardRouter({ jobsWriteable: true } as never)).toThrow('invalid option "jobsWriteable": is not an option of createDashboardRouter (did you mean "jobsWritable"?)');
+    expect(() => createDashboardRouter({ jobs: true })).toThrow(/jobs view needs a sync source with a BullMQ queue/);
+    expect(createDashboardRouter({ maxBodyBytes: 1024, jobsWritable: false, title: 'ops' }).dashboard.options.title).toBe('ops');
   });
 });
 

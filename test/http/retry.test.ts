@@ -1,8 +1,12 @@
 import fc from 'fast-check';
 import { InvalidOptionError } from '../../lib/errors';
-import { backoffDelay, parseRetry, parseRetryAfter, retryDecision } from '../../lib/http/retry';
+import { backoffDelay, parseRetryAfter, retryDecision, type RetryOptions, type RetryPolicy } from '../../lib/http/retry';
+import { defineOptions, opt, readOption } from '../../lib/options';
 
-describe('parseRetry: number | object, normalised once', () => {
+/** A retry option as a factory reads it (`opt.retry` in its `defineOptions`). */
+const parseRetry = (retry: number | RetryOptions | undefined, defaults: RetryOptions = {}): RetryPolicy => defineOptions('createWidget', { retry: opt.retry(defaults) })({ retry }).retry;
+
+describe('opt.retry: number | object, normalised once', () => {
   it('a number is the limit; defaults fill the rest', () => {
     const p = parseRetry(5);
     expect(p.limit).toBe(5);
@@ -10,16 +14,21 @@ describe('parseRetry: number | object, normalised once', () => {
     expect([...p.afterStatusCodes]).toEqual([429, 503]);
     expect(p.maxRetryAfter).toBe(60_000);
     expect(parseRetry(undefined).limit).toBe(3);
-    expect(parseRetry(undefined, 'retry', { limit: 10 }).limit).toBe(10);
+    expect(parseRetry(undefined, { limit: 10 }).limit).toBe(10);
+    expect(parseRetry({ limit: undefined }, { limit: 10 }).limit).toBe(10);
   });
 
   it('refuses bad members and names them', () => {
     expect(() => parseRetry(-1)).toThrow(InvalidOptionError);
     expect(() => parseRetry({ limit: 1.5 })).toThrow(/retry\.limit/);
     expect(() => parseRetry({ statusCodes: [99] })).toThrow(/retry\.statusCodes/);
-    expect(() => parseRetry({ baseDelayMs: 3 } as never)).toThrow(/retry\.baseDelayMs.*is not a retry option/);
-    expect(() => parseRetry({ delay: 5 } as never, 'daemon.retry')).toThrow(/daemon\.retry\.delay/);
-    expect(() => parseRetry('3' as never)).toThrow(/must be a number/);
+    expect(() => parseRetry(-1)).toThrow('invalid option "retry.limit": must be an integer ≥ 0');
+    expect(() => parseRetry({ backofLimit: 3 } as never)).toThrow('invalid option "retry.backofLimit": is not an option of createWidget (did you mean "backoffLimit"?)');
+    expect(() => parseRetry({ delay: 5 } as never)).toThrow(/retry\.delay.*a function of the attempt count/);
+    expect(() => parseRetry({ jitter: 'yes' } as never)).toThrow(/retry\.jitter.*a boolean or a function/);
+    expect(() => parseRetry('3' as never)).toThrow('invalid option "retry": must be a number (the retry limit) or an object');
+    // Read by itself (a nested option handed on), the member is named under the given path.
+    expect(() => readOption('daemon.retry', opt.retry(), { delay: 5 })).toThrow(/daemon\.retry\.delay/);
   });
 });
 

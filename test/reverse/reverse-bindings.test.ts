@@ -230,6 +230,13 @@ describe('reverse service router', () => {
     expect(() => createDaemon({ serviceUrl: 'http://x', connectionKey: 'k', adapter, pollMs: 5 } as never)).toThrow(/"pollMs": is not an option of createDaemon/);
     expect(() => createReverseServiceRouter({ adapter, connections: [{ key: 'a', dialect: 'sap' }] } as never)).toThrow(/connections\.0/);
     expect(() => createReverseServiceRouter({ adapter, connections: ['a'], transactionIdleMs: -1 })).toThrow(/transactionIdleMs/);
+    // The binding's own options, with the same policy; with a service given, nothing else is an option.
+    expect(() => createReverseServiceRouter({ adapter, connections: ['a'], maxBodyBytes: 0 })).toThrow('invalid option "maxBodyBytes": must be an integer ≥ 1 (bytes)');
+    expect(() => createReverseServiceRouter({ adapter, connections: ['a'], answerRoot: 'yes' } as never)).toThrow('invalid option "answerRoot": must be true or false');
+    const { service } = createReverseServiceRouter({ adapter, connections: ['a'] });
+    expect(createReverseServiceRouter({ service, operatorRoutes: false }).service).toBe(service);
+    expect(() => createReverseServiceRouter({ service, maxBodyByte: 5 } as never)).toThrow('invalid option "maxBodyByte": is not an option of the reverse service binding (did you mean "maxBodyBytes"?)');
+    expect(() => createReverseServiceRouter({ service, leaseMs: 5 } as never)).toThrow('invalid option "leaseMs": is not an option of the reverse service binding');
   });
 
   test('works mounted in an Express 4 app: a whole pull runs through it', async () => {

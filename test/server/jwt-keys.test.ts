@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
 import { InvalidOptionError } from '../../lib/errors';
-import { issueSvcKey, jwtKeyVerifier, type JwtKeyOptions } from '../../lib/server';
+import { anyKeyVerifier, issueSvcKey, jwtKeyVerifier, type JwtKeyOptions } from '../../lib/server';
 import { demoAdapter, get, KEY, startStore } from './helpers';
 
 const CONNECTION = 'store-42';
@@ -170,13 +170,17 @@ describe('JWT options are checked once, naming the option', () => {
   const bad: Array<[string, unknown]> = [
     ['jwt.connection', { keys: [{ kid: 'a', secret: SECRET_NEW }] }],
     ['jwt.keys', { connection: 'c', keys: [] }],
-    ['jwt.keys[0].secret', { connection: 'c', keys: [{ kid: 'a', secret: 'short' }] }],
-    ['jwt.keys[0].algorithm', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, algorithm: 'none' }] }],
-    ['jwt.keys[0].secret', { connection: 'c', keys: [{ kid: 'a', secret: '-----BEGIN PUBLIC KEY-----\nMIIB...\n-----END PUBLIC KEY-----' }] }],
-    ['jwt.keys[0].secret', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, algorithm: 'RS256' }] }],
-    ['jwt.keys[1].kid', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }, { kid: 'a', secret: SECRET_OLD }] }],
-    ['jwt.keys[0].notAfter', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, notAfter: 'soon' }] }],
-    ['jwt.revoked.jtis', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }], revoked: { jtis: [''] } }],
+    ['jwt.keys.0.secret', { connection: 'c', keys: [{ kid: 'a', secret: 'short' }] }],
+    ['jwt.keys.0.algorithm', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, algorithm: 'none' }] }],
+    ['jwt.keys.0.secret', { connection: 'c', keys: [{ kid: 'a', secret: '-----BEGIN PUBLIC KEY-----\nMIIB...\n-----END PUBLIC KEY-----' }] }],
+    ['jwt.keys.0.secret', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, algorithm: 'RS256' }] }],
+    ['jwt.keys.1.kid', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }, { kid: 'a', secret: SECRET_OLD }] }],
+    ['jwt.keys.0.notAfter', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, notAfter: 'soon' }] }],
+    ['jwt.revoked.jtis.0', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }], revoked: { jtis: [''] } }],
+    ['jwt.revoked', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }], revoked: 'all' }],
+    ['jwt.clockToleranceSec', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }], clockToleranceSec: 3601 }],
+    ['jwt.keys.0.notafter', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW, notafter: 5 }] }],
+    ['jwt.isuser', { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }], isuser: 'me' }],
   ];
   it.each(bad)('%s', (option, options) => {
     let error: unknown;
@@ -195,6 +199,24 @@ describe('JWT options are checked once, naming the option', () => {
 
   it('issueSvcKey refuses a token that would never expire', () => {
     expect(() => issueSvcKey({ connection: 'c', kid: 'a', secret: SECRET_NEW, expiresIn: 0 })).toThrow(InvalidOptionError);
+  });
+
+  it('messages are the toolkit\'s: what was expected, an unknown member with the closest name; never the secret', () => {
+    const base = { connection: 'c', keys: [{ kid: 'a', secret: SECRET_NEW }] };
+    expect(() => jwtKeyVerifier({ ...base, keys: [{ kid: 'a', secret: 'short-secret-value' }] })).toThrow('invalid option "jwt.keys.0.secret": an HS256 secret must be at least 32 bytes');
+    expect(() => jwtKeyVerifier({ ...base, keys: [{ kid: 'a', secret: SECRET_NEW, notafter: 5 }] } as never)).toThrow(
+      'invalid option "jwt.keys.0.notafter": is not an option of jwt (did you mean "notAfter"?)',
+    );
+    expect(() => issueSvcKey({ connection: 'c', kid: 'a', secret: SECRET_NEW, expiresIn: '30 days!' })).toThrow('invalid option "expiresIn": must be a positive number of seconds or a duration like "30d"');
+    expect(() => issueSvcKey({ connection: 'c', kid: 'a', secret: 'short-secret-value', expiresIn: 60 })).toThrow('invalid option "secret": an HS256 secret must be at least 32 bytes');
+    expect(() => issueSvcKey({ connection: 'c', kid: 'a', secret: SECRET_NEW, expiresIn: 60, algorithm: 'RS256' })).toThrow('invalid option "secret": RS256 needs a PEM private key');
+    expect(() => issueSvcKey({ connection: 'c', kid: 'a', secret: SECRET_NEW, expiresin: 60 } as never)).toThrow('invalid option "expiresin": is not an option of issueSvcKey (did you mean "expiresIn"?)');
+    expect(() => anyKeyVerifier()).toThrow('invalid option "verifiers": must be at least one object with a verify(presented, now) method');
+    try {
+      jwtKeyVerifier({ ...base, keys: [{ kid: 'a', secret: 'short-secret-value' }] });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('short-secret-value');
+    }
   });
 });
 

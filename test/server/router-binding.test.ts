@@ -311,9 +311,11 @@ describe('options', () => {
     ['adapter', { adapter: {} as never }],
     ['svcKeys', { svcKeys: [] }],
     ['svcKeys', { svcKeys: undefined }],
-    ['svcKeys[1]', { svcKeys: [KEY, 'has space'] }],
-    ['svcKeys[0]', { svcKeys: [''] }],
-    ['svcKeys[0].expiresAt', { svcKeys: [{ key: KEY, expiresAt: 'someday' }] }],
+    ['svcKeys.1', { svcKeys: [KEY, 'has space'] }],
+    ['svcKeys.0', { svcKeys: [''] }],
+    ['svcKeys.0.expiresAt', { svcKeys: [{ key: KEY, expiresAt: 'someday' }] }],
+    ['svcKeys.0.id', { svcKeys: [{ key: KEY, id: '' }] }],
+    ['svcKeys.0.expires', { svcKeys: [{ key: KEY, expires: 5 } as never] }],
     ['pageSize', { pageSize: 0 }],
     ['pageSize', { pageSize: 2000, maxPageSize: 1000 }],
     ['maxPageSize', { maxPageSize: 1.5 }],
@@ -354,6 +356,9 @@ describe('options', () => {
     expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], pageSzie: 50 } as StoreRouterOptions)).toThrow('invalid option "pageSzie": is not an option of createStoreRouter (did you mean "pageSize"?)');
     expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], ratelimit: false } as StoreRouterOptions)).toThrow('(did you mean "rateLimit"?)');
     expect(() => parseRouterOptions({ adapter, svcKeys: [KEY], rateLimit: { failedAuth: { limt: 3 } } } as never)).toThrow('invalid option "rateLimit.failedAuth.limt"');
+    expect(() => parseRouterOptions({ adapter, svcKeys: [KEY, { key: KEY, expires: '2030-01-01' }] } as never)).toThrow(
+      'invalid option "svcKeys.1.expires": is not an option of createStoreRouter (did you mean "expiresAt"?)',
+    );
   });
 
   it('undefined members count as absent (hosts pass their own optional settings through)', () => {

@@ -293,4 +293,24 @@ describeRedis('BullMQ sync worker behaviour (Redis)', () => {
     await expect(queue.addConnection({ id: 'x', intervalMs: 0 })).rejects.toThrow(/intervalMs/);
     await expect(queue.addConnection({ id: 'has space', intervalMs: 10 })).rejects.toThrow(/id/);
   });
+
+  test('one policy (lib/options.ts): a bad value names the option, an unknown one is refused with the closest name', async () => {
+    const worker = { connection: REDIS_URL, prefix, resolveConnection: () => undefined };
+    expect(() => createSyncQueue({ connection: 'http://x', prefix })).toThrow('invalid option "connection": must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
+    expect(() => createSyncQueue({ connection: REDIS_URL, prefix, keepJobs: -1 })).toThrow('invalid option "keepJobs": must be an integer ≥ 0');
+    expect(() => createSyncQueue({ connection: REDIS_URL, prefix, retry: { limit: -1 } })).toThrow('invalid option "retry.limit": must be an integer ≥ 0');
+    expect(() => createSyncQueue({ connection: REDIS_URL, prefx: prefix } as never)).toThrow('invalid option "prefx": is not an option of createSyncQueue (did you mean "prefix"?)');
+    expect(() => createSyncWorker({ ...worker, concurrency: 0 })).toThrow('invalid option "concurrency": must be an integer ≥ 1');
+    expect(() => createSyncWorker({ ...worker, name: 'a|b' })).toThrow('invalid option "name": must be a non-empty string without "|"');
+    expect(() => createSyncWorker({ ...worker, retry: { jitter: 'yes' } } as never)).toThrow('invalid option "retry.jitter": must be a boolean or a function');
+    expect(() => createSyncWorker({ ...worker, historySize: 10_001 })).toThrow('invalid option "historySize": must be an integer from 0 to 10000');
+    expect(() => createSyncWorker({ ...worker, lockTTLMs: 500 } as never)).toThrow('invalid option "lockTTLMs": is not an option of createSyncWorker (did you mean "lockTtlMs"?)');
+    queue = createSyncQueue({ connection: REDIS_URL, prefix });
+    await expect(queue.addConnection({ id: 'x', intervalMs: 10, mode: 'all' } as never)).rejects.toThrow('invalid option "mode": must be "full" or "incremental"');
+    await expect(queue.addConnection({ id: 'x', intervalMs: 10, startAt: 'soon' } as never)).rejects.toThrow('invalid option "startAt": must be a Unix ms time or a Date');
+    await expect(queue.addConnection({ id: 'x', interval: 10 } as never)).rejects.toThrow('invalid option "interval": is not an option of addConnection (did you mean "intervalMs"?)');
+    await expect(queue.addConnection({ id: 'x' } as never)).rejects.toThrow(/"intervalMs": must be an integer/);
+    await expect(queue.addConnection({ id: 'x', intervalMs: 10, intervalms: 10 } as never)).rejects.toThrow('invalid option "intervalms": is not an option of addConnection (did you mean "intervalMs"?)');
+    await expect(queue.runNow('has space')).rejects.toThrow('invalid option "id": must be 1-200 printable ASCII characters without spaces');
+  });
 });

@@ -99,3 +99,14 @@ test('memory checkpoints copy in and out', async () => {
   state.jobid = 99;
   expect(await m.load('c')).toEqual({ jobid: 1, highWater: { orders: 5 } });
 });
+
+test('createSyncConnection follows the options policy: a bad value names the option, an unknown one is refused', async () => {
+  const client = createStoreClient({ baseUrl: 'http://127.0.0.1:1/s', svcKey: 'k' });
+  const sink = createMemoryAdapter();
+  expect(() => createSyncConnection({ id: '', client, sink })).toThrow('invalid option "id": must be a non-empty string');
+  expect(() => createSyncConnection({ id: 'c', client, sink, mode: 'all' } as never)).toThrow('invalid option "mode": must be "full" or "incremental"');
+  expect(() => createSyncConnection({ id: 'c', client, sink, checkpoints: {} as never })).toThrow('invalid option "checkpoints": must be a CheckpointStore');
+  expect(() => createSyncConnection({ id: 'c', client, sink, onReprot: () => undefined } as never)).toThrow('invalid option "onReprot": is not an option of createSyncConnection (did you mean "onReport"?)');
+  // start() without a schedule is refused when it is called.
+  expect(() => createSyncConnection({ id: 'c', client, sink }).start()).toThrow('invalid option "intervalMs": is required to start a schedule');
+});

@@ -7,10 +7,10 @@
  * last on stdout. Exits non-zero when a `must` check fails (with `--strict`: any check). Write
  * probes only with `--writes`.
  */
-import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
+import { defineCommand, flagProblem, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { checkEndpoints, type CheckReport, type CheckResult, type EndpointCheckOptions } from '../../conformance/endpoint-checker';
-import { STORE_FLAGS, storeTarget } from './store-flags';
+import { STORE_FLAGS, STORE_OPTION_FLAGS, storeTarget } from './store-flags';
 
 export const command = defineCommand({
   name: 'check',
@@ -68,6 +68,8 @@ async function checkOnce({ json, ...options }: CheckArgs, io: CliIO): Promise<nu
   try {
     report = await checkEndpoints({ ...options, signal: controller.signal, onCheck: json ? undefined : (c) => io.out(`${mark(c)}  ${c.name.padEnd(WIDTH)} ${c.detail}`) });
   } catch (err) {
+    const problem = flagProblem(err, { ...STORE_OPTION_FLAGS, writes: '--writes' });
+    if (problem !== undefined) return usageError(command, io, problem);
     io.err(`storebridge check: ${(err as Error).message}`);
     return 2;
   }

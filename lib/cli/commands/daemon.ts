@@ -9,7 +9,7 @@
 import type { StoreAdapter } from '../../adapter';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
-import { defineCommand, runCommand, usageError, type ParsedArgs } from '../flags';
+import { defineCommand, flagProblem, runCommand, usageError, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { createDaemon, type Daemon, type DaemonEvent, type DaemonReport } from '../../reverse/daemon';
 
@@ -132,6 +132,9 @@ export function run(args: string[], io: CliIO): Promise<number> {
       daemon = makeDaemon(parsed, adapter, io);
     } catch (err) {
       await adapter.close?.();
+      // createDaemon checks the values; its option errors name the flag (a usage error).
+      const problem = flagProblem(err, { serviceUrl: '--service', connectionKey: '--connection', pollIntervalMs: '--poll-ms', requestTimeoutMs: '--timeout-ms' });
+      if (problem !== undefined) return usageError(command, io, problem);
       io.err(`storebridge daemon: ${(err as Error).message}`);
       return 2;
     }

@@ -7,10 +7,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
+import { defineCommand, flagProblem, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
 import type { ReverseSource, SyncSource } from '../../dashboard/dashboard-sources';
-import { isValidOperatorToken, MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
+import { MIN_TOKEN_LENGTH } from '../../dashboard/dashboard-security';
 import { limitedServer, SERVER_LIMITS_HELP, SERVER_TIMEOUTS } from '../../host/store-server';
 
 const SOURCES = 'sources (at least one)';
@@ -52,9 +52,12 @@ type Args = FlagValues<typeof command.spec.flags> & { token?: string };
 
 const LOOPBACK_LISTEN = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|::1)$/i;
 
-/** The checks across flags; a string is the usage message. */
+/**
+ * The checks across flags; a string is the usage message. The values themselves (the Redis URL,
+ * prefix and queue name, the token, the title) are checked by the factories they go to
+ * (`createRedisSyncSource`, `createDashboardRouter`), whose option errors name the flag (`FLAG_OF`).
+ */
 function check(v: FlagValues<typeof command.spec.flags>, env: NodeJS.ProcessEnv): Args | string {
-  if (v.redis !== undefined && !/^rediss?:\/\/./.test(v.redis)) return '--redis must be a redis:// or rediss:// URL';
   if (v.redis !== undefined && v.state !== undefined) return 'give --redis or --state, not both';
   if ((v.prefix !== undefined || v.queue !== undefined) && v.redis === undefined) return '--prefix and --queue go with --redis';
   if (v.redis === undefined && v.state === undefined && v.reverse.length === 0) return 'nothing to show: give --redis URL, --state FILE or --reverse URL';
@@ -65,14 +68,23 @@ function check(v: FlagValues<typeof command.spec.flags>, env: NodeJS.ProcessEnv)
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) return '--token-env must name an environment variable (letters, digits, _), not hold a value';
     token = env[tokenEnv];
     if (!token) return `--token-env: environment variable ${tokenEnv} is not set or empty`;
-    if (!isValidOperatorToken(token)) return `--token-env: the token in ${tokenEnv} must be at least ${MIN_TOKEN_LENGTH} visible ASCII characters`;
   }
   if (!LOOPBACK_LISTEN.test(v.host) && !token) return `listening on ${v.host} (not loopback) needs an operator token: --token-env ENV`;
   return { ...v, token };
 }
 
-/** The sources named on the command line; a string is a one-line problem to print. */
-function openSources(a: Args): { sync?: SyncSource; reverse: ReverseSource[] } | string {
+/** The flag that set each factory option (`flagProblem`): a bad value is a usage error naming the flag. */
+const flagOf = (a: Args): Record<string, string> => ({
+  connection: '--redis',
+  prefix: '--prefix',
+  queueName: '--queue',
+  token: `--token-env: the token in ${a.tokenEnv}`,
+  title: '--title',
+  refreshMs: '--refresh-ms',
+});
+
+/** The sources named on the command line; `usage`: a bad flag value, `problem`: another one-line problem to print. */
+function openSources(a: Args): { sync?: SyncSource; reverse: ReverseSource[] } | { usage: string } | { problem: string } {
   const d = require('../../dashboard') as typeof import('../../dashboard');
   try {
     const reverse = a.reverse.map((url) => d.createReverseHttpSource(url));
@@ -81,7 +93,8 @@ function openSources(a: Args): { sync?: SyncSource; reverse: ReverseSource[] } |
     if (a.redis !== undefined) sync = d.createRedisSyncSource({ connection: a.redis, ...(a.prefix ? { prefix: a.prefix } : {}), ...(a.queue ? { queueName: a.queue } : {}) });
     return { sync, reverse };
   } catch (err) {
-    return (err as Error).message;
+    const usage = flagProblem(err, flagOf(a));
+    return usage !== undefined ? { usage } : { problem: (err as Error).message };
   }
 }
 
@@ -96,8 +109,9 @@ export function run(args: string[], io: CliIO): Promise<number> {
 async function serve(parsed: Args, io: CliIO): Promise<number> {
   const stop = io.shutdownSignal();
   const sources = openSources(parsed);
-  if (typeof sources === 'string') {
-    io.err(`storebridge dashboard: ${sources}`);
+  if ('usage' in sources) return usageError(command, io, sources.usage);
+  if ('problem' in sources) {
+    io.err(`storebridge dashboard: ${sources.problem}`);
     return 1;
   }
   const { createDashboardRouter } = require('../../dashboard') as typeof import('../../dashboard');
@@ -133,6 +147,8 @@ async function serve(parsed: Args, io: CliIO): Promise<number> {
     });
   } catch (err) {
     await sources.sync?.close?.().catch(() => undefined);
+    const usage = flagProblem(err, flagOf(parsed));
+    if (usage !== undefined) return usageError(command, io, usage);
     io.err(`storebridge dashboard: ${(err as Error).message.split('\n')[0]}`);
     return 1;
   }

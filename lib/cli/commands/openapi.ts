@@ -4,9 +4,8 @@
  * Prints the OpenAPI 3.1 document (JSON) of the store webhooks and the reverse-connection API,
  * generated from the contract's zod schemas (docs/openapi.md).
  */
-import { InvalidOptionError } from '../../errors';
 import { createOpenApiDocument, OPENAPI_PARTS, type OpenApiPart } from '../../openapi';
-import { defineCommand, runCommand, usageError } from '../flags';
+import { defineCommand, flagProblem, runCommand, usageError } from '../flags';
 import type { CliIO } from '../io';
 
 export const command = defineCommand({
@@ -32,7 +31,8 @@ export function run(args: string[], io: CliIO): Promise<number> {
         ...(values.server !== undefined ? { serverUrl: values.server } : {}),
       });
     } catch (err) {
-      if (err instanceof InvalidOptionError && err.option === 'serverUrl') return usageError(command, io, '--server must be an absolute http(s) URL without credentials, query or fragment');
+      const problem = flagProblem(err, { serverUrl: '--server', include: '--only' });
+      if (problem !== undefined) return usageError(command, io, problem);
       throw err;
     }
     io.out(values.compact ? JSON.stringify(doc) : JSON.stringify(doc, null, 2));

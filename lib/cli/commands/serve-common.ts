@@ -8,7 +8,9 @@ import { seedDemo } from '../../demo/seed-demo';
 import { lineLogger, startStoreServer, type RunningStoreServer, type StoreServerOptions } from '../../host';
 import type { RateLimitOptions } from '../../server/router-options';
 import { ADAPTER_SPEC_HELP, DEFAULT_ADAPTER_HELP, defaultAdapterSpec, openAdapter } from '../adapter-spec';
-import type { FlagSpec } from '../flags';
+import { svcKeysOption } from '../../server/key-verifier';
+import { readOption } from '../../options';
+import { flagProblem, type FlagSpec } from '../flags';
 import type { CliIO } from '../io';
 
 /** The flags of every store server (`demo` declares its own `--demo` default). */
@@ -42,9 +44,20 @@ export function rateLimitArg(text: string | undefined): false | RateLimitOptions
   return { limit: Number(text), windowMs: 60_000 };
 }
 
-/** The key must be something an HTTP header can carry. */
+/**
+ * The key must be something an HTTP header can carry: the router's own `svcKeys` rule, read before
+ * the adapter is opened and seeded. The message never holds the key.
+ */
 export function keyProblem(key: string | undefined): string | undefined {
-  return key !== undefined && !/^[\x21-\x7e]+$/.test(key) ? 'the key must be visible ASCII characters without spaces' : undefined;
+  if (key === undefined) return undefined;
+  try {
+    readOption('svcKeys', svcKeysOption(), [key]);
+    return undefined;
+  } catch (err) {
+    const problem = flagProblem(err, { svcKeys: 'the key' });
+    if (problem === undefined) throw err;
+    return problem;
+  }
 }
 
 export interface LaunchSettings extends Omit<StoreServerOptions, 'adapter' | 'seed' | 'signal' | 'logger'> {

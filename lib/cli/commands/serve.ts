@@ -8,8 +8,8 @@
  * JWT keys and cursors are read from environment variables named on the command line.
  */
 import type { JwtKeyOptions, JwtSigningKey } from '../../server/jwt-key-verifier';
-import { connectRedisRateLimit, type RedisRateLimit } from '../../server/redis-rate-limit';
-import { defineCommand, runCommand, usageError, type FlagValues } from '../flags';
+import { connectRedisRateLimit, parseRedisRateLimit, parseRedisRateLimitOptions, type RedisRateLimit } from '../../server/redis-rate-limit';
+import { defineCommand, flagProblem, runCommand, usageError, type FlagValues } from '../flags';
 import type { CliIO } from '../io';
 import { keyProblem, launchStore, rateLimitArg, SERVER_FLAGS } from './serve-common';
 import { SERVER_LIMITS_HELP } from '../../host/store-server';
@@ -60,11 +60,16 @@ interface ScaleArgs {
 /** The replica options: Redis URL, JWT keys (secrets from named environment variables), cursor secret. */
 function scaleArgs(values: Values, env: NodeJS.ProcessEnv): ScaleArgs | { problem: string } {
   const out: ScaleArgs = {};
-  if (values.redis !== undefined) {
-    if (!/^rediss?:\/\/./.test(values.redis)) return { problem: '--redis must be a redis:// or rediss:// URL' };
-    out.redis = values.redis;
+  // Checked by the rate-limit store's own reader (before anything starts); its errors name the flags.
+  try {
+    if (values.redis !== undefined) parseRedisRateLimit(values.redis, { prefix: values.redisPrefix });
+    else parseRedisRateLimitOptions({ prefix: values.redisPrefix });
+  } catch (err) {
+    const problem = flagProblem(err, { url: '--redis', prefix: '--redis-prefix' });
+    if (problem === undefined) throw err;
+    return { problem };
   }
-  if (!/^[\x21-\x7e]{1,100}$/.test(values.redisPrefix)) return { problem: '--redis-prefix must be 1 to 100 visible ASCII characters' };
+  if (values.redis !== undefined) out.redis = values.redis;
   const secretFrom = (flag: string, name: string): string => {
     // The value is not echoed: it may be the secret itself, passed by mistake.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw `${flag} must name an environment variable (letters, digits, _), not hold a value`;

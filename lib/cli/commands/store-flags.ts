@@ -3,8 +3,8 @@
  * and/or one URL per entity (a deployed connection's `{{URI_PRODUCTS}}` and `{{URI_ORDERS}}`), and
  * the key headers.
  */
-import type { OperationUrls } from '../../client/client-options';
-import type { FlagSpecs } from '../flags';
+import { parseClientOptions, type OperationUrls } from '../../client/client-options';
+import { flagProblem, type FlagSpecs } from '../flags';
 
 /** The flags both commands take, declared once (`lib/cli/flags.ts`). */
 export const STORE_FLAGS = {
@@ -23,39 +23,36 @@ export const STORE_FLAGS = {
   },
 } as const satisfies FlagSpecs;
 
-/** A URL the command accepts: http(s), no credentials. Its host, or a usage message. */
-function hostOf(url: string, flag: string): { host: string } | string {
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${flag} must be an http(s) URL`;
-    if (u.username || u.password) return `${flag} must not carry credentials; pass the key with --key`;
-    return { host: u.host };
-  } catch {
-    return `${flag}: "${url}" is not a URL`;
-  }
-}
+/**
+ * The flag behind each store client option (`flagProblem`): an option error of `createStoreClient`
+ * (or `checkEndpoints`) is a usage error naming the flag.
+ */
+export const STORE_OPTION_FLAGS: Readonly<Record<string, string>> = {
+  baseUrl: 'the URL',
+  'urls.listProducts': '--products-url',
+  'urls.listOrders': '--orders-url',
+  keyHeaders: '--key-headers',
+  svcKey: 'the key',
+  timeoutMs: '--timeout',
+  pageSize: '--page-size',
+  retry: '--retries',
+};
 
 /**
  * Where the store is: a base URL and/or a URL per entity. Without a base URL, the entities given a
- * URL are the ones the connection covers (`--products-url U` alone: a products-only store).
+ * URL are the ones the connection covers (`--products-url U` alone: a products-only store). The
+ * URLs themselves are the client's options: `storeTarget` has the client's reader check them.
  */
-export function storeLocation(positionals: readonly string[], productsUrl: string | undefined, ordersUrl: string | undefined): { baseUrl?: string; urls: OperationUrls; host: string } | string {
+export function storeLocation(positionals: readonly string[], productsUrl: string | undefined, ordersUrl: string | undefined): { baseUrl?: string; urls: OperationUrls } | string {
   if (positionals.length > 1) return 'at most one store URL';
   const baseUrl = positionals[0];
   if (baseUrl === undefined && productsUrl === undefined && ordersUrl === undefined) {
     return 'a store URL is required, or --products-url and/or --orders-url';
   }
-  let host: string | undefined;
-  for (const [url, flag] of [[baseUrl, 'the URL'], [productsUrl, '--products-url'], [ordersUrl, '--orders-url']] as const) {
-    if (url === undefined) continue;
-    const h = hostOf(url, flag);
-    if (typeof h === 'string') return h;
-    host ??= h.host;
-  }
   const urls: OperationUrls = {};
   if (productsUrl !== undefined) urls.listProducts = productsUrl;
   if (ordersUrl !== undefined) urls.listOrders = ordersUrl;
-  return { baseUrl, urls, host: host! };
+  return { baseUrl, urls };
 }
 
 /** `--key-headers SvcKey,C2SKey`: the names, or a usage message (a string). */
@@ -65,15 +62,27 @@ export function keyHeadersArg(text: string): string[] | string {
   return names;
 }
 
-/** Where the store is and how to present the key, from the parsed store flags; or a usage message. */
+/**
+ * Where the store is and how to present the key, from the parsed store flags; or a usage message.
+ * The URLs and the key are checked once, by the client's own reader (`parseClientOptions`), whose
+ * errors name the flag (`STORE_OPTION_FLAGS`).
+ */
 export function storeTarget(
   positionals: readonly string[],
-  values: { readonly productsUrl?: string; readonly ordersUrl?: string; readonly keyHeaders: string },
+  values: { readonly productsUrl?: string; readonly ordersUrl?: string; readonly keyHeaders: string; readonly key: string },
 ): { baseUrl?: string; urls: OperationUrls; host: string; keyHeaders: string[] } | string {
   const where = storeLocation(positionals, values.productsUrl, values.ordersUrl);
   if (typeof where === 'string') return where;
   const keyHeaders = keyHeadersArg(values.keyHeaders);
   if (typeof keyHeaders === 'string') return keyHeaders;
-  return { ...where, keyHeaders };
+  try {
+    parseClientOptions({ ...where, svcKey: values.key, keyHeaders });
+  } catch (err) {
+    const problem = flagProblem(err, STORE_OPTION_FLAGS);
+    if (problem === undefined) throw err;
+    return problem;
+  }
+  const host = new URL((where.baseUrl ?? where.urls.listProducts ?? where.urls.listOrders)!).host;
+  return { ...where, host, keyHeaders };
 }
 

@@ -9,7 +9,7 @@
  * `STOREBRIDGE_KEY`; it is never printed.
  */
 import { ADAPTER_SPEC_HELP, openAdapter } from '../adapter-spec';
-import { defineCommand, runCommand, usageError, type FlagValues, type ParsedArgs } from '../flags';
+import { defineCommand, flagProblem, runCommand, usageError, type FlagValues, type ParsedArgs } from '../flags';
 import type { CliIO } from '../io';
 import { createStoreClient } from '../../client/store-client';
 import { JsonFileCheckpointStore, MemoryCheckpointStore } from '../../sync/checkpoint-store';
@@ -19,7 +19,7 @@ import { runSync, type EntityReport, type SyncEvent, type SyncReport } from '../
 import { MAX_LISTED } from '../../sync/sync-run-context';
 import { totalNormalisations, type NormalisationCounts } from '../../client/store-reply';
 import type { StoreClientOptions } from '../../client/client-options';
-import { STORE_FLAGS, storeTarget } from './store-flags';
+import { STORE_FLAGS, STORE_OPTION_FLAGS, storeTarget } from './store-flags';
 import type { Entity } from '../../contract/entities';
 import { messageChain } from '../../logger';
 import { emptyProgress, UNKNOWN_COUNT } from '../../sync/sync-run-context';
@@ -198,6 +198,8 @@ async function syncOnce({ client: clientOptions, values, connection }: SyncArgs,
   try {
     client = createStoreClient(clientOptions);
   } catch (err) {
+    const problem = flagProblem(err, STORE_OPTION_FLAGS);
+    if (problem !== undefined) return usageError(command, io, problem);
     io.err(`storebridge sync: ${(err as Error).message}`);
     return 2;
   }

@@ -5,8 +5,10 @@
  * access rules.
  */
 import type { NextFunction, Request, Response, Router } from 'express';
+import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
-import { createDashboard, type Dashboard, type DashboardOptions, type DashboardRequest, type DashboardResponse } from '../dashboard-core';
+import { defineOptions, opt } from '../../options';
+import { createDashboard, DASHBOARD_OPTIONS, type Dashboard, type DashboardOptions, type DashboardRequest, type DashboardResponse } from '../dashboard-core';
 import { DashboardDependencyError } from '../dashboard-errors';
 import type { Headers } from '../dashboard-security';
 
@@ -120,6 +122,14 @@ function withoutWebFonts(res: Response): void {
   res.send = (body?: unknown) => send(typeof body === 'string' ? body.replace(/<link[^>]*\/\/fonts\.(googleapis|gstatic)\.com[^>]*>\s*/g, '') : body);
 }
 
+/** The core's options and the binding's own (`lib/options.ts`). */
+const parseOptions = defineOptions('createDashboardRouter', {
+  ...DASHBOARD_OPTIONS,
+  jobs: z.union([z.boolean(), z.literal('auto')], { error: 'must be true, false or "auto"' }).default('auto'),
+  jobsWritable: opt.boolean().optional(),
+  maxBodyBytes: opt.int({ min: 1, unit: 'bytes' }).default(16_384),
+});
+
 /**
  * @example
  * ```ts
@@ -136,10 +146,9 @@ function withoutWebFonts(res: Response): void {
  * ```
  */
 export function createDashboardRouter(options: DashboardRouterOptions = {}): DashboardRouter {
-  if (!options || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const maxBodyBytes = options.maxBodyBytes ?? 16_384;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) throw new InvalidOptionError('maxBodyBytes', 'must be a positive integer (bytes)');
-  const want = options.jobs ?? 'auto';
+  const { maxBodyBytes, jobs: want, jobsWritable } = parseOptions(options);
+  // The core's own options, as given (the core reads them once more, with its defaults).
+  const { maxBodyBytes: _size, jobs: _jobs, jobsWritable: _writable, ...coreOptions } = options;
   const queue = options.sync?.queue;
   let modules: BullBoardModules | undefined;
   let jobsUnavailable: string | undefined;
@@ -151,13 +160,13 @@ export function createDashboardRouter(options: DashboardRouterOptions = {}): Das
       jobsUnavailable = (err as Error).message;
     }
   } else if (want === true) throw new InvalidOptionError('jobs', 'the jobs view needs a sync source with a BullMQ queue (createRedisSyncSource)');
-  const dashboard = createDashboard({ ...options, jobs: Boolean(modules) });
+  const dashboard = createDashboard({ ...coreOptions, jobs: Boolean(modules) });
   // Loaded here so that importing `storebridge/dashboard` for the core alone never needs Express.
   const express = require('express') as typeof import('express');
   const router = express.Router();
 
   if (modules) {
-    const view = jobsView(modules, queue, !options.jobsWritable, dashboard.options.title);
+    const view = jobsView(modules, queue, !jobsWritable, dashboard.options.title);
     router.use('/jobs', (req: Request, res: Response, next: NextFunction) => {
       const refused = dashboard.authorize(toCore(req));
       if (refused) return send(res, refused);

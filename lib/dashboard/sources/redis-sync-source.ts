@@ -14,7 +14,8 @@ import type { Redis } from 'ioredis';
 import { compareIds } from '../../adapter';
 import { createSyncQueue, type SyncQueue } from '../../sync/bullmq-sync-queue';
 import { redisClient } from '../../sync/redis-connect';
-import { RedisSyncHealth, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from '../../sync/redis-sync-state';
+import { defineOptions, opt } from '../../options';
+import { RedisSyncHealth, SYNC_NAMESPACE_OPTIONS, syncNamespace, type RedisConnection, type SyncNamespaceOptions } from '../../sync/redis-sync-state';
 import type { RunRecord } from '../../sync/sync-health';
 import type { SyncMode } from '../../sync/sync-run';
 import { DashboardSourceError } from '../dashboard-errors';
@@ -41,6 +42,14 @@ function parsePaused(text: string | undefined): PausedView | undefined {
   }
 }
 
+/** Declared once (`lib/options.ts`); `attempts` and `backoffMs` are the queue's, which reads them again. */
+const parseSourceOptions = defineOptions('createRedisSyncSource', {
+  connection: opt.redis<RedisConnection>(),
+  ...SYNC_NAMESPACE_OPTIONS,
+  attempts: opt.int({ min: 1 }).optional(),
+  backoffMs: opt.int({ min: 1, unit: 'ms' }).optional(),
+});
+
 /**
  * @example
  * ```ts
@@ -50,6 +59,7 @@ function parsePaused(text: string | undefined): PausedView | undefined {
  * ```
  */
 export function createRedisSyncSource(options: RedisSyncSourceOptions): SyncSource & { readonly queue: unknown } {
+  parseSourceOptions(options);
   const ns = syncNamespace(options);
   const { redis, owned } = redisClient(options.connection) as { redis: Redis; owned: boolean };
   const health = new RedisSyncHealth(redis, ns);

@@ -7,6 +7,7 @@
  * Answers are read tolerantly (a list or `{connections: [...]}`, the view itself or `{name,
  * status}`), and the pulled-id → store-id map is shown when the service reports one (`idMap`).
  */
+import { defineOptions, opt } from '../../options';
 import { DashboardSourceError } from '../dashboard-errors';
 import type { IdMapping, ReverseConnectionView, ReverseQueueRequest, ReverseSource } from '../dashboard-sources';
 
@@ -102,6 +103,11 @@ export function readReverseView(item: unknown): ReverseConnectionView | undefine
   };
 }
 
+const parseSourceOptions = defineOptions('createReverseHttpSource', {
+  timeoutMs: opt.int({ min: 1, max: 600_000, unit: 'ms' }).default(5_000),
+  fetch: opt.fn<typeof fetch>().optional(),
+});
+
 /**
  * @example
  * ```ts
@@ -120,8 +126,8 @@ export function createReverseHttpSource(url: string, options: ReverseHttpSourceO
   if (base.username || base.password) throw new DashboardSourceError('reverse service', 'the URL must not carry credentials');
   const root = base.toString().replace(/\/+$/, '');
   const label = base.origin + base.pathname.replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? 5_000;
-  const doFetch = options.fetch ?? fetch;
+  const { timeoutMs, fetch: given } = parseSourceOptions(options);
+  const doFetch = given ?? fetch;
 
   async function call(path: string, init: RequestInit = {}): Promise<unknown> {
     let res: Response;

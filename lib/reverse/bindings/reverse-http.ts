@@ -14,7 +14,7 @@ import { INTERFACE_LIMITS, MAX_BODY_VALUES } from '../../contract/limits';
 import { ReachabilitySchema } from '../../contract/messages';
 import { REVERSE_BASE_PATH } from '../../contract/reverse-routes';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../../contract/webhook';
-import { InvalidOptionError } from '../../errors';
+import { defineOptions, opt } from '../../options';
 import { readJsonBodyOrDrain } from '../../http/request-body';
 import { handleOperator } from '../service/reverse-operator';
 import { createReverseService, type ReverseService, type ReverseServiceOptions } from '../service/reverse-service';
@@ -141,16 +141,27 @@ async function operatorCall(service: ReverseService, request: ReverseHttpRequest
   return bodyFailed ? { ...answer, close: true } : answer;
 }
 
+/** The bindings' own options (`ReverseBindingOptions`), declared once (`lib/options.ts`). */
+const BINDING_OPTIONS = {
+  maxBodyBytes: opt.int({ min: 1, unit: 'bytes' }).default(INTERFACE_LIMITS.maxPageBytes),
+  operatorRoutes: opt.boolean().optional(),
+  answerRoot: opt.boolean().optional(),
+};
+const BINDING = 'the reverse service binding';
+const parseBindingOptions = defineOptions(BINDING, BINDING_OPTIONS);
+/** With a service already made, the service's options are not the binding's to take. */
+const parseServed = defineOptions(BINDING, { service: opt.object<ReverseService>('a ReverseService (createReverseService)'), ...BINDING_OPTIONS });
+
 /** The shared core of the bindings. */
 export function createReverseHttp(input: ReverseBindingInput): ReverseHttp {
-  if (!input || typeof input !== 'object') throw new InvalidOptionError('options', 'expected an object');
-  const maxBodyBytes = input.maxBodyBytes ?? INTERFACE_LIMITS.maxPageBytes;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidOptionError('maxBodyBytes', 'expected a positive integer (bytes)');
-  // The binding's own options are not the service's (its options refuse names they do not know).
-  const { maxBodyBytes: _m, operatorRoutes: _o, answerRoot: _a, remoteAddress: _r, ...serviceOptions } = input as ReverseBindingInput & { remoteAddress?: unknown };
-  const service = 'service' in input && input.service ? input.service : createReverseService(serviceOptions as ReverseServiceOptions);
-  const operatorRoutes = input.operatorRoutes !== false;
-  const answerRoot = input.answerRoot === true;
+  if (input === null || typeof input !== 'object') parseBindingOptions(input); // refused: not an options object
+  // `remoteAddress` is no option: dropped, as it always was. The rest is the service's.
+  const { remoteAddress: _r, maxBodyBytes: m, operatorRoutes: o, answerRoot: a, ...rest } = input as ReverseBindingInput & { remoteAddress?: unknown };
+  const own = parseBindingOptions({ maxBodyBytes: m, operatorRoutes: o, answerRoot: a });
+  const service = 'service' in rest && rest.service ? parseServed({ ...rest, maxBodyBytes: m, operatorRoutes: o, answerRoot: a }).service : createReverseService(rest as ReverseServiceOptions);
+  const { maxBodyBytes } = own;
+  const operatorRoutes = own.operatorRoutes !== false;
+  const answerRoot = own.answerRoot === true;
   /** Keys of known connections whose client reused an HTTP connection (`reusedConnection`). */
   const reusers = new Set<string>();
   return {

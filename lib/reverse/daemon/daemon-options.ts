@@ -8,11 +8,10 @@ import { DEFAULT_DIALECT, DIALECT_NAMES, dialectOf, type Dialect, type DialectNa
 import { INTERFACE_LIMITS } from '../../contract/limits';
 import { REVERSE_FAILURE_CODES, type Mode } from '../../contract/messages';
 import type { Entity } from '../../contract/entities';
-import { z } from 'zod';
 import { InvalidOptionError } from '../../errors';
 import { defineOptions, opt } from '../../options';
 import { exchangeOf, type Exchange, type FetchLike } from '../../http/exchange';
-import { parseRetry, type RetryOptions, type RetryPolicy } from '../../http/retry';
+import type { RetryOptions, RetryPolicy } from '../../http/retry';
 import { ENTITIES, perEntity } from '../../contract/entities';
 
 /** Reason codes of the storage failure reports the daemon sends (`reasons[].code`; all codes: `REVERSE_FAILURE_CODES`). */
@@ -146,7 +145,7 @@ const parseOptions = defineOptions('createDaemon', {
   maxReadyPolls: positive(1_000_000),
   maxConsecutiveErrors: positive(1_000_000),
   maxStalledPasses: positive(1_000_000),
-  retry: z.union([z.number(), z.object({}).passthrough()], { error: 'must be a number (the retry limit) or an object' }).optional(),
+  retry: opt.retry({ limit: 2 }),
   fetch: opt.fn<FetchLike>().optional(),
   onEvent: opt.fn<(event: DaemonEvent) => void>().optional(),
   now: opt.fn<() => number>('a function returning Unix milliseconds').optional(),
@@ -174,7 +173,7 @@ export function parseDaemonOptions(options: DaemonOptions): DaemonConfig {
     maxReadyPolls: o.maxReadyPolls ?? 120,
     maxConsecutiveErrors: o.maxConsecutiveErrors ?? 5,
     maxStalledPasses: o.maxStalledPasses ?? 10,
-    retry: parseRetry(o.retry as number | RetryOptions | undefined, 'retry', { limit: 2 }),
+    retry: o.retry,
     exchange: exchangeOf(o.fetch),
     onEvent: o.onEvent ?? (() => undefined),
     now: o.now ?? Date.now,

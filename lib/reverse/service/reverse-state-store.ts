@@ -6,6 +6,8 @@
  * (`createRedisStateStore`) or memory (the default, and the tests'): reads of known keys, and
  * atomic batches of writes.
  */
+import { z } from 'zod';
+import { defineOptions, opt } from '../../options';
 
 /** One write of a batch: `value: null` deletes the key. */
 export interface StateChange {
@@ -116,6 +118,12 @@ for i = 2, #KEYS do
 end
 return 1`;
 
+const parseRedisStateOptions = defineOptions('createRedisStateStore', {
+  // Any text: keys are `prefix` + the service's key, and an empty prefix is a choice.
+  prefix: z.string({ error: 'must be a string' }).default('storebridge:reverse:'),
+  quitOnClose: opt.boolean().optional(),
+});
+
 /**
  * A state store in Redis (`MGET` reads, `MULTI`/`EXEC` batches, a Lua script for `writeIf`). Keys
  * are `prefix` + the service's key.
@@ -127,7 +135,7 @@ return 1`;
  * ```
  */
 export function createRedisStateStore(redis: RedisStateClient, options: { readonly prefix?: string; readonly quitOnClose?: boolean } = {}): ReverseStateStore {
-  const prefix = options.prefix ?? 'storebridge:reverse:';
+  const { prefix } = parseRedisStateOptions(options);
   return {
     async read(keys) {
       const out = new Map<string, string>();

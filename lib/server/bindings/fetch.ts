@@ -20,7 +20,8 @@
 import { fetchBodyStream, readJsonBodyOrDrain } from '../../http/request-body';
 import type { StoreRouterOptions } from '../router-options';
 import { createStoreCore, OPERATIONS, type CoreAnswer, type StoreCore } from '../store-core';
-import { matchRouteBelow, normalizeBasePath } from './node-http';
+import { defineOptions } from '../../options';
+import { BINDING_OPTIONS, matchRouteBelow, normalizeBasePath } from './node-http';
 import { writeBodyLimits } from './node-io';
 
 export interface StoreFetchHandlerOptions {
@@ -40,8 +41,11 @@ function toResponse(request: Request, out: CoreAnswer): Response {
   return new Response(request.method === 'HEAD' ? null : out.body, { status: out.status, headers });
 }
 
+const parseHandlerOptions = defineOptions('createStoreFetchHandler', BINDING_OPTIONS);
+
 /** A Fetch-API handler serving the six webhook operations. */
 export function createStoreFetchHandler(options: StoreRouterOptions | StoreCore, handlerOptions: StoreFetchHandlerOptions = {}): StoreFetchHandler {
+  parseHandlerOptions(handlerOptions);
   const core = createStoreCore(options);
   const base = normalizeBasePath(handlerOptions.basePath);
   return async (request) => {

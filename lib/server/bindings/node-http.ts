@@ -14,6 +14,8 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { defineOptions, opt } from '../../options';
 import { NotFoundError } from '../../http/http-errors';
 import { matchRoute, type RouteMatch } from '../routes';
 import type { StoreRouterOptions } from '../router-options';
@@ -57,8 +59,16 @@ export function matchRouteBelow(base: string, method: string, fullPath: string):
   return matchRoute(method, path);
 }
 
+/** A binding's own options (`basePath`, `clientAddress`): the Node listener's and the Fetch handler's. */
+export const BINDING_OPTIONS = {
+  basePath: z.string({ error: 'must be a path starting with "/"' }).refine((p) => p === '' || p.startsWith('/'), 'must be a path starting with "/"').optional(),
+  clientAddress: opt.fn<(request: never) => string | undefined>().optional(),
+};
+const parseListenerOptions = defineOptions('createStoreListener', BINDING_OPTIONS);
+
 /** A `node:http` request listener serving the six webhook operations. */
 export function createStoreListener(options: StoreRouterOptions | StoreCore, listenerOptions: StoreListenerOptions = {}): StoreListener {
+  parseListenerOptions(listenerOptions);
   const core = createStoreCore(options);
   const base = normalizeBasePath(listenerOptions.basePath);
   const addressOf = listenerOptions.clientAddress ?? ((req: IncomingMessage) => req.socket?.remoteAddress);
