@@ -3,6 +3,8 @@
  * MySQL/MariaDB (mysql2). See docs/sql-adapter.md for the schema, paging plans and dialect notes.
  */
 import type { Dialect, Kysely, Transaction } from 'kysely';
+import { z } from 'zod';
+import { defineOptions, opt } from '../../lib/options';
 import {
   resolveWrite,
   rawJson,
@@ -56,20 +58,32 @@ interface SqlConfig {
   readonly maxWriteAttempts: number;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PREFIX_RULE = 'letters, digits and "_" only, not starting with a digit, at most 40 characters';
+const SCHEMA_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
 
-function parseConfig(options: SqlAdapterOptions, kind: SqlKind, created: boolean): SqlConfig {
+/** `createSqlAdapter`'s options, declared once (`lib/options.ts`). */
+const parseSqlAdapterOptions = defineOptions('createSqlAdapter', {
+  db: opt.object<Kysely<any>>('a Kysely instance').optional(),
+  dialect: opt.object<Dialect>('a Kysely dialect').optional(),
+  connection: opt.text('a connection spec (sqlite:FILE, postgres://…, mysql://…)').optional(),
+  kind: opt.oneOf(SQL_KINDS as readonly SqlKind[] as [SqlKind, ...SqlKind[]]).optional(),
+  tablePrefix: z.string({ error: PREFIX_RULE }).regex(/^(?:[A-Za-z_][A-Za-z0-9_]{0,39})?$/, PREFIX_RULE).optional(),
+  schema: z.string({ error: SCHEMA_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, SCHEMA_RULE).optional(),
+  migrate: opt.boolean().optional(),
+  destroyOnClose: opt.boolean().optional(),
+  maxWriteAttempts: opt.int({ min: 1, max: 1000 }).optional(),
+  // The driver settings: checked where a connection spec's query can set them too (`sql-drivers.ts`).
+  poolSize: z.unknown().optional(),
+  busyTimeoutMs: z.unknown().optional(),
+  statementTimeoutMs: z.unknown().optional(),
+});
+
+/** The options as checked, with their defaults; `schema` only where the database has schemas (a check across options). */
+function parseConfig(options: ReturnType<typeof parseSqlAdapterOptions>, kind: SqlKind, created: boolean): SqlConfig {
   const prefix = options.tablePrefix ?? 'storebridge_';
-  if (typeof prefix !== 'string' || (prefix !== '' && !IDENTIFIER.test(prefix)) || prefix.length > 40) {
-    throw new InvalidOptionError('tablePrefix', 'letters, digits and "_" only, not starting with a digit, at most 40 characters');
-  }
   const schema = options.schema;
-  if (schema !== undefined) {
-    if (!SQL_DIALECTS[kind].schemas) throw new InvalidOptionError('schema', 'is supported on PostgreSQL only (use tablePrefix)');
-    if (!IDENTIFIER.test(schema) || schema.length > 63) throw new InvalidOptionError('schema', 'letters, digits and "_" only, at most 63 characters');
-  }
+  if (schema !== undefined && !SQL_DIALECTS[kind].schemas) throw new InvalidOptionError('schema', 'is supported on PostgreSQL only (use tablePrefix)');
   const maxWriteAttempts = options.maxWriteAttempts ?? 8;
-  if (!Number.isSafeInteger(maxWriteAttempts) || maxWriteAttempts < 1) throw new InvalidOptionError('maxWriteAttempts', 'must be a positive integer');
   return {
     kind,
     names: tableNames(prefix, schema),
@@ -541,19 +555,16 @@ export class SqlAdapter implements StoreAdapter {
  * const adapter = await createSqlAdapter({ db, tablePrefix: 'shop_' });
  * ```
  */
-export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlAdapter> {
-  const given = [options.db, options.dialect, options.connection].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new InvalidOptionError('db', 'pass exactly one of db, dialect or connection');
-  if (options.kind !== undefined && !SQL_KINDS.includes(options.kind)) {
-    throw new InvalidOptionError('kind', `must be one of ${SQL_KINDS.join(', ')}`);
-  }
+export async function createSqlAdapter(given: SqlAdapterOptions): Promise<SqlAdapter> {
+  let options = parseSqlAdapterOptions(given);
+  if ([options.db, options.dialect, options.connection].filter((x) => x !== undefined).length !== 1) throw new InvalidOptionError('db', 'pass exactly one of db, dialect or connection');
   let db: Kysely<any>;
   let kind: SqlKind;
   const created = options.db === undefined;
   if (options.connection !== undefined) {
     // `?tablePrefix=` / `?schema=` in a URL spec apply unless the options say otherwise.
     const spec = parseSqlSpec(options.connection);
-    options = { ...options, tablePrefix: options.tablePrefix ?? spec.tablePrefix, schema: options.schema ?? spec.schema };
+    options = parseSqlAdapterOptions({ ...given, tablePrefix: given.tablePrefix ?? spec.tablePrefix, schema: given.schema ?? spec.schema });
   }
   if (options.db) {
     db = options.db;
@@ -563,7 +574,7 @@ export async function createSqlAdapter(options: SqlAdapterOptions): Promise<SqlA
     db = new Kysely<any>({ dialect: options.dialect });
     kind = options.kind ?? detectKind(db);
   } else {
-    ({ db, kind } = connectKysely(options.connection!, options));
+    ({ db, kind } = connectKysely(options.connection!, options as ConnectionOptions));
   }
   let config: SqlConfig;
   try {

@@ -31,3 +31,37 @@ test('the dashboard sources: createReverseHttpSource options, createRedisSyncSou
   expect(() => createRedisSyncSource({ connection: 'redis://127.0.0.1:1', queue: 'q' } as never)).toThrow('invalid option "queue": is not an option of createRedisSyncSource');
   expect(() => createRedisSyncSource({ connection: 'http://x' })).toThrow('invalid option "connection": must be a redis:// or rediss:// URL, ioredis options, or an ioredis client');
 });
+
+test('createSqlAdapter and createSqlReverseStateStore: declared options, refused before anything opens', async () => {
+  const { createSqlAdapter, createSqlReverseStateStore } = await import('../../adapters/sql');
+  await expect(createSqlAdapter({ connection: 'sqlite::memory:', maxWriteAttempts: 0 })).rejects.toThrow('invalid option "maxWriteAttempts": must be an integer');
+  await expect(createSqlAdapter({ connection: 'sqlite::memory:', tablprefix: 'x_' } as never)).rejects.toThrow('invalid option "tablprefix": is not an option of createSqlAdapter (did you mean "tablePrefix"?)');
+  await expect(createSqlAdapter({ connection: 'sqlite::memory:', kind: 'oracle' as never })).rejects.toThrow('invalid option "kind": must be "sqlite" or "postgres" or "mysql"');
+  // A prefix given in a URL spec's query is checked like one given as an option.
+  await expect(createSqlAdapter({ connection: 'postgres://127.0.0.1:1/db?tablePrefix=bad-prefix' })).rejects.toThrow(/invalid option "tablePrefix"/);
+  const adapter = await createSqlAdapter({ connection: 'sqlite::memory:' });
+  try {
+    await expect(createSqlReverseStateStore(adapter, { table: '1st' })).rejects.toThrow('invalid option "table": letters, digits and "_" only');
+    await expect(createSqlReverseStateStore(adapter, { tabel: 'x' } as never)).rejects.toThrow('invalid option "tabel": is not an option of createSqlReverseStateStore (did you mean "table"?)');
+  } finally {
+    await adapter.close();
+  }
+});
+
+test("the reverse service's per-call arguments: a transaction request, a transaction number, a connection list", async () => {
+  const { createReverseService } = await import('../../lib/reverse');
+  const service = createReverseService({ adapter: createMemoryAdapter(), connections: [{ key: 'options-test-key-1', name: 'shop' }] });
+  try {
+    expect(() => service.enqueue('shop', { kind: 'fetch' } as never)).toThrow('invalid option "request.kind": expected "pull", "push" or "pingsample"');
+    expect(() => service.enqueue('shop', { kind: 'pull', entity: 'shoes' } as never)).toThrow('invalid option "request.entity": expected "products" or "orders" (or none: every entity, in order)');
+    expect(() => service.enqueue('shop', { kind: 'pull', ids: ['a'] })).toThrow('invalid option "request.ids": a pull of given ids needs its entity');
+    expect(() => service.enqueue('shop', { kind: 'push', full: 'yes' } as never)).toThrow('invalid option "request.full": must be true or false');
+    expect(() => service.cancel('shop', 1.5)).toThrow('invalid option "transaction": must be an integer');
+    await expect(service.setConnections('shop' as never)).rejects.toThrow('invalid option "connections": expected an array of keys');
+    // Members a request of its kind does not take are dropped (the deployed service's buttons send some).
+    await expect(service.enqueue('shop', { kind: 'push', full: true, note: 'from a button' } as never)).resolves.toBe(0);
+    expect((await service.status('shop')).queue).toEqual([expect.objectContaining({ kind: 'push', full: true })]);
+  } finally {
+    await service.close();
+  }
+});

@@ -15,12 +15,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { KeyedMutex } from '../../adapter';
 import type { DialectName } from '../../contract/dialects';
 import { deeperThan, INTERFACE_LIMITS, MAX_JSON_DEPTH } from '../../contract/limits';
-import { isEntity } from '../../contract/entities';
+import { ENTITIES } from '../../contract/entities';
+import { z } from 'zod';
+import { opt, readOption } from '../../options';
 import type { ConnectionStatus, Mode, PingStatus, PushStrategy } from '../../contract/messages';
 import { matchReverseRoute, type ReverseRoute } from '../../contract/reverse-routes';
 import { FORBIDDEN_CHARACTERS, hasForbiddenCharacter } from '../../contract/webhook';
 import type { Entity } from '../../contract/entities';
-import { InvalidOptionError } from '../../errors';
 import { ReverseConflictError, ReverseStateError, UnknownConnectionError } from '../reverse-errors';
 import { badRequest, ROUTE_HANDLERS, type CallContext, type ReverseResponse } from './reverse-handlers';
 import type { CurrentView, EntityCounts, FailureRecord, IdMapping, QueuedView, TransactionRequest, TransactionSummary } from './reverse-machine';
@@ -174,24 +175,42 @@ function progressOf(loaded: LoadedConnection | undefined): number | undefined {
   return p;
 }
 
+/** A queued pull's ids: the contract's id text (non-empty, at most 1,024 characters, no forbidden character). */
+const QUEUED_IDS_RULE = `expected an array of non-empty ids without ${FORBIDDEN_CHARACTERS}`;
+const QUEUED_ID = z
+  .string({ error: QUEUED_IDS_RULE })
+  .min(1, QUEUED_IDS_RULE)
+  .max(1024, QUEUED_IDS_RULE)
+  .refine((x) => !hasForbiddenCharacter(x), QUEUED_IDS_RULE);
+const KIND_RULE = 'expected "pull", "push" or "pingsample"';
+
+/**
+ * A transaction request (`enqueue`, the operator route's queue body), declared once: members a
+ * request of its kind does not take are dropped, as the deployed service's buttons send extra ones.
+ */
+const TRANSACTION_REQUEST = z.discriminatedUnion(
+  'kind',
+  [
+    z
+      .object({
+        kind: z.literal('pull'),
+        entity: z.enum(ENTITIES, { error: `expected ${ENTITIES.map((e) => JSON.stringify(e)).join(' or ')} (or none: every entity, in order)` }).optional(),
+        ids: z.array(QUEUED_ID, { error: QUEUED_IDS_RULE }).optional(),
+      })
+      .superRefine((r, ctx) => {
+        if (r.ids !== undefined && r.entity === undefined) ctx.addIssue({ code: 'custom', path: ['ids'], message: 'a pull of given ids needs its entity' });
+      }),
+    z.object({ kind: z.literal('push'), full: opt.boolean().optional() }),
+    z.object({ kind: z.literal('pingsample') }),
+  ],
+  { error: KIND_RULE },
+);
+
 function checkRequest(request: TransactionRequest): TransactionRequest {
-  if (!request || typeof request !== 'object') throw new InvalidOptionError('request', 'expected {kind: "pull" | "push" | "pingsample", …}');
-  if (request.kind === 'pull') {
-    if (request.entity !== undefined && !isEntity(request.entity)) throw new InvalidOptionError('request.entity', 'expected "products" or "orders" (or none: products, then orders)');
-    if (request.ids !== undefined) {
-      if (request.entity === undefined) throw new InvalidOptionError('request.ids', 'a pull of given ids needs its entity');
-      if (!Array.isArray(request.ids) || request.ids.some((x) => typeof x !== 'string' || x === '' || x.length > 1024 || hasForbiddenCharacter(x))) {
-        throw new InvalidOptionError('request.ids', `expected an array of non-empty ids without ${FORBIDDEN_CHARACTERS}`);
-      }
-    }
-    return { kind: 'pull', ...(request.entity ? { entity: request.entity } : {}), ...(request.ids ? { ids: request.ids } : {}) };
-  }
-  if (request.kind === 'push') {
-    if (request.full !== undefined && typeof request.full !== 'boolean') throw new InvalidOptionError('request.full', 'expected a boolean');
-    return { kind: 'push', ...(request.full ? { full: true } : {}) };
-  }
-  if (request.kind === 'pingsample') return { kind: 'pingsample' };
-  throw new InvalidOptionError('request.kind', 'expected "pull", "push" or "pingsample"');
+  const r = readOption('request', TRANSACTION_REQUEST, request);
+  if (r.kind === 'pull') return { kind: 'pull', ...(r.entity ? { entity: r.entity } : {}), ...(r.ids ? { ids: r.ids } : {}) };
+  if (r.kind === 'push') return { kind: 'push', ...(r.full ? { full: true } : {}) };
+  return { kind: 'pingsample' };
 }
 
 /**
@@ -438,7 +457,7 @@ class ReverseServiceCore implements ReverseService {
 
   cancel(name: string, transaction?: number): Promise<number> {
     const r = this.byNameOrThrow(name);
-    if (transaction !== undefined && !Number.isSafeInteger(transaction)) throw new InvalidOptionError('transaction', 'expected a transaction number');
+    if (transaction !== undefined) readOption('transaction', opt.int(), transaction);
     return this.withConnection(r, async (loaded) => {
       const result = loaded.machine.cancel(this.config.now(), transaction);
       if (!result.ok) throw new ReverseConflictError(result.error);
@@ -469,7 +488,7 @@ class ReverseServiceCore implements ReverseService {
   }
 
   async setConnections(connections: ReadonlyArray<string | ReverseConnectionOption>): Promise<void> {
-    if (!Array.isArray(connections)) throw new InvalidOptionError('connections', 'expected an array of keys or {key | keyDigest, name, dialect}');
+    readOption('connections', z.array(z.unknown(), { error: 'expected an array of keys or {key | keyDigest, name, dialect}' }), connections);
     const next = connectionsOf(connections, this.config.defaultDialect);
     const names = new Set(next.map((c) => c.name));
     const gone = this.runtimes.filter((r) => !names.has(r.config.name));
