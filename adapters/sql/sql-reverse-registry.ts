@@ -17,11 +17,12 @@
  * ```
  */
 import type { Kysely } from 'kysely';
-import { DIALECT_NAMES, type DialectName } from '../../lib/contract/dialects';
-import { InvalidOptionError } from '../../lib/errors';
+import type { DialectName } from '../../lib/contract/dialects';
 import type { ConnectionRegistry } from '../../lib/reverse/service/reverse-registry';
-import { REGISTRY_NAME, REGISTRY_NAME_RULE } from '../../lib/reverse/service/reverse-registry';
-import { digestOf, KEY_DIGEST, KEY_DIGEST_RULE, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
+import { REGISTRY_ENTRY } from '../../lib/reverse/service/reverse-registry';
+import { digestOf, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
+import { z } from 'zod';
+import { defineOptions, readOption } from '../../lib/options';
 import type { SqlAdapter } from './sql-adapter';
 import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
@@ -41,13 +42,17 @@ export interface SqlConnectionRegistry extends ConnectionRegistry {
   drop(): Promise<void>;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const TABLE_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
+/** `createSqlConnectionRegistry`'s options, declared once (`lib/options.ts`). */
+const parseRegistryOptions = defineOptions('createSqlConnectionRegistry', {
+  table: z.string({ error: TABLE_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, TABLE_RULE).optional(),
+});
 
 export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: SqlConnectionRegistryOptions = {}): Promise<SqlConnectionRegistry> {
   const { sql } = loadKysely();
   const db: Kysely<any> = adapter.db;
-  const name = options.table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_connections`;
-  if (!IDENTIFIER.test(name)) throw new InvalidOptionError('table', 'letters, digits and "_" only, not starting with a digit, at most 63 characters');
+  // The default name (the adapter's prefix + `reverse_connections`) is checked the same way as a given one.
+  const name = parseRegistryOptions({ table: parseRegistryOptions(options).table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_connections` }).table!;
   const table = adapter.tables.schema ? sql.id(adapter.tables.schema, name) : sql.id(name);
   const dialect = SQL_DIALECTS[adapter.kind];
   // Every column holds short ASCII (a registry name, a hex digest, a dialect name): the digest column's type fits all three.
@@ -63,10 +68,7 @@ export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: 
         });
       }),
     async put(c) {
-      if (!REGISTRY_NAME.test(c.name)) throw new InvalidOptionError('name', REGISTRY_NAME_RULE);
-      if ((c.key === undefined) === (c.keyDigest === undefined)) throw new InvalidOptionError('key', 'give key or keyDigest (one of them)');
-      if (c.keyDigest !== undefined && !KEY_DIGEST.test(c.keyDigest)) throw new InvalidOptionError('keyDigest', KEY_DIGEST_RULE);
-      if (c.dialect !== undefined && !(DIALECT_NAMES as readonly string[]).includes(c.dialect)) throw new InvalidOptionError('dialect', `must be one of ${DIALECT_NAMES.join(', ')}`);
+      readOption('', REGISTRY_ENTRY, c);
       const digest = c.key !== undefined ? digestOf(c.key).toString('hex') : c.keyDigest!.toLowerCase();
       const connectionDialect = c.dialect ?? null;
       await storageFailures(() =>

@@ -5,7 +5,8 @@
  */
 import { createMemoryAdapter } from '../../adapters/memory';
 import { createRedisSyncSource, createReverseHttpSource } from '../../lib/dashboard';
-import { createRedisStateStore } from '../../lib/reverse';
+import { createRedisStateStore, createReverseService } from '../../lib/reverse';
+import { createSqlAdapter, createSqlConnectionRegistry, createSqlReverseStateStore } from '../../adapters/sql';
 import { createStoreFetchHandler, createStoreListener } from '../../lib/server';
 
 const store = { adapter: createMemoryAdapter(), svcKeys: ['k'] };
@@ -33,7 +34,6 @@ test('the dashboard sources: createReverseHttpSource options, createRedisSyncSou
 });
 
 test('createSqlAdapter and createSqlReverseStateStore: declared options, refused before anything opens', async () => {
-  const { createSqlAdapter, createSqlReverseStateStore } = await import('../../adapters/sql');
   await expect(createSqlAdapter({ connection: 'sqlite::memory:', maxWriteAttempts: 0 })).rejects.toThrow('invalid option "maxWriteAttempts": must be an integer');
   await expect(createSqlAdapter({ connection: 'sqlite::memory:', tablprefix: 'x_' } as never)).rejects.toThrow('invalid option "tablprefix": is not an option of createSqlAdapter (did you mean "tablePrefix"?)');
   await expect(createSqlAdapter({ connection: 'sqlite::memory:', kind: 'oracle' as never })).rejects.toThrow('invalid option "kind": must be "sqlite" or "postgres" or "mysql"');
@@ -43,13 +43,21 @@ test('createSqlAdapter and createSqlReverseStateStore: declared options, refused
   try {
     await expect(createSqlReverseStateStore(adapter, { table: '1st' })).rejects.toThrow('invalid option "table": letters, digits and "_" only');
     await expect(createSqlReverseStateStore(adapter, { tabel: 'x' } as never)).rejects.toThrow('invalid option "tabel": is not an option of createSqlReverseStateStore (did you mean "table"?)');
+    await expect(createSqlConnectionRegistry(adapter, { table: 'a-b' })).rejects.toThrow('invalid option "table": letters, digits and "_" only');
+    const registry = await createSqlConnectionRegistry(adapter);
+    await expect(registry.put({ name: 'North', key: 'k-1' })).rejects.toThrow('invalid option "name": must be lower-case letters');
+    await expect(registry.put({ name: 'north' })).rejects.toThrow('invalid option "key": give key or keyDigest (one of them)');
+    await expect(registry.put({ name: 'north', keyDigest: 'abc' })).rejects.toThrow('invalid option "keyDigest": must be 64 hex digits');
+    await expect(registry.put({ name: 'north', key: 'k-1', dialect: 'soap' as never })).rejects.toThrow('invalid option "dialect": must be');
+    await expect(registry.put({ name: 'north', key: 'k-1', keyfile: 'x' } as never)).rejects.toThrow('invalid option "keyfile": is not an option');
+    await registry.put({ name: 'north', key: 'k-1', dialect: 'click2sync' });
+    expect(await registry.list()).toEqual([{ name: 'north', keyDigest: expect.stringMatching(/^[0-9a-f]{64}$/), dialect: 'click2sync' }]);
   } finally {
     await adapter.close();
   }
 });
 
 test("the reverse service's per-call arguments: a transaction request, a transaction number, a connection list", async () => {
-  const { createReverseService } = await import('../../lib/reverse');
   const service = createReverseService({ adapter: createMemoryAdapter(), connections: [{ key: 'options-test-key-1', name: 'shop' }] });
   try {
     expect(() => service.enqueue('shop', { kind: 'fetch' } as never)).toThrow('invalid option "request.kind": expected "pull", "push" or "pingsample"');

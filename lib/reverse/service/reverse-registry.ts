@@ -12,7 +12,9 @@ import { dirname, resolve } from 'node:path';
 import { DIALECT_NAMES, type DialectName } from '../../contract/dialects';
 import { InvalidOptionError } from '../../errors';
 import type { ReverseService } from './reverse-service';
-import type { ReverseConnectionOption } from './reverse-service-options';
+import { KEY_DIGEST, KEY_DIGEST_RULE, KeySchema, type ReverseConnectionOption } from './reverse-service-options';
+import { z } from 'zod';
+import { opt } from '../../options';
 
 /**
  * A source of connections.
@@ -33,6 +35,19 @@ export interface ConnectionRegistry {
 /** A connection name in a registry: it also names the connection's tables (`<prefix>c_<name>_products`). */
 export const REGISTRY_NAME = /^[a-z][a-z0-9_]{0,23}$/;
 export const REGISTRY_NAME_RULE = 'lower-case letters, digits and "_", starting with a letter, at most 24 characters';
+
+/**
+ * One registry entry as a library registry takes it (`createSqlConnectionRegistry`'s `put`):
+ * a registry name, the key or its digest (one of them), a dialect. Read with `readOption`.
+ */
+export const REGISTRY_ENTRY = z
+  .strictObject({
+    name: z.string({ error: `must be ${REGISTRY_NAME_RULE}` }).regex(REGISTRY_NAME, `must be ${REGISTRY_NAME_RULE}`),
+    key: KeySchema.optional(),
+    keyDigest: z.string({ error: KEY_DIGEST_RULE }).regex(KEY_DIGEST, KEY_DIGEST_RULE).optional(),
+    dialect: opt.oneOf(DIALECT_NAMES).optional(),
+  })
+  .refine((c) => (c.key === undefined) !== (c.keyDigest === undefined), { path: ['key'], message: 'give key or keyDigest (one of them)' });
 
 function field(row: Record<string, unknown>, ...names: string[]): string | undefined {
   for (const n of names) {

@@ -161,7 +161,8 @@ export function digestOf(key: string): Buffer {
 export const KEY_DIGEST = /^[0-9a-fA-F]{64}$/;
 export const KEY_DIGEST_RULE = 'must be 64 hex digits (the SHA-256 of the key)';
 
-const KeySchema = z
+/** A connection key as the service takes it. */
+export const KeySchema = z
   .string({ error: 'must be a connection key (a string)' })
   .min(1, 'must not be empty')
   .max(1024, 'must be at most 1024 characters')
