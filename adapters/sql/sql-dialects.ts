@@ -3,10 +3,14 @@
  * `SqlDialect` object per database (`SQL_DIALECTS`) holding each difference as data or as a small
  * SQL builder: how a spec names it and how it is opened, column types and collations, the keyset
  * predicate, row locks and isolation, schemas, NUL in text, key widths, JSON members of a document,
- * upserts, index drops, DDL in transactions, and which driver errors mean "retry".
+ * upserts, index drops, DDL in transactions, and which driver errors mean "retry"; and for the mapped
+ * adapter (adapters/mapped), which serves a shop's own tables: how the catalog describes them, typed
+ * columns and timestamps, byte-ordered ids, expression and partial indexes, query plans, key locks,
+ * sequences and row-count triggers.
  *
- * Everything else (queries, transactions, migrations) is one Kysely implementation that reads the
- * dialect object; no other file compares a database kind (test/architecture/wire-rules.test.ts).
+ * Everything else (queries, transactions, migrations, the mapped adapter) is one Kysely
+ * implementation that reads the dialect object; no other file of adapters/sql or adapters/mapped
+ * compares a database kind (test/architecture/wire-rules.test.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Kysely, RawBuilder } from 'kysely';
@@ -147,17 +151,11 @@ export interface SqlDialect {
   readonly typedColumns: boolean;
   /** Whether a declared type is an integer type (SQLite: by its affinity rule, "INT" anywhere in the name). */
   readonly isIntegerType: (type: string) => boolean;
-  /**
-   * A date-time column (`timestamp`, `datetime`) in milliseconds: how it is sorted, read and written.
-   * Absent where there is no date-time type (SQLite: a `timestamp` column holds ISO text, read as such).
-   */
+  /** A date-time column (`timestamp`, `datetime`) as sorted, read and written in ms; absent where there is no date-time type (SQLite: a `timestamp` column holds ISO text). */
   readonly timestampColumn?: (column: CatalogColumn) => TimestampColumn;
   /** The native UUID type (PostgreSQL's `uuid`: lower-case text whose order is its bytes' order); absent where there is none. */
   readonly uuidType?: string;
-  /**
-   * An id column's values in the byte order of their text, when the column does not compare so itself (an
-   * integer; a linguistic, case-insensitive or PAD SPACE collation); `undefined` when it does.
-   */
+  /** An id column's values in their text's byte order (the order ids compare in) when the column does not sort so itself (an integer, a linguistic or PAD SPACE collation); else `undefined`. */
   readonly byteOrder: (ref: RawBuilder<unknown>, column: CatalogColumn, integer: boolean) => RawBuilder<unknown> | undefined;
   /** `column = value` matching exactly: MySQL/MariaDB text collations may be case-insensitive or PAD SPACE, so there the bytes are compared too. */
   readonly exactlyEquals: (ref: RawBuilder<unknown>, column: CatalogColumn, value: unknown) => RawBuilder<unknown>;
@@ -169,21 +167,13 @@ export interface SqlDialect {
   readonly indexServesOrder: (db: Kysely<any>, query: RawBuilder<unknown>) => Promise<boolean>;
   /** The unique indexes on `column` alone (not a prefix, not an expression) of `table` (`schema.name` split), and whether each is partial. */
   readonly uniqueIndexesOn: (db: Kysely<any>, table: string, schema: string | undefined, name: string, column: string) => Promise<Array<{ partial: boolean }>>;
-  /**
-   * Locks `key` of `table` for the rest of the write transaction `trx` (`false`: not got in `waitS` seconds).
-   * `release`: the lock is the session's (MariaDB's `GET_LOCK`), to be released by this statement after the
-   * transaction ends. SQLite needs none: its write transaction holds the database's write lock.
-   */
+  /** Locks `key` of `table` for the write transaction `trx` (`false`: not got in `waitS` s; `release`: MariaDB's session lock, released after it ends; SQLite: none, its write lock is the database's). */
   readonly lockKey: (trx: Kysely<any>, table: string, key: string, waitS: number) => Promise<false | { release?: RawBuilder<unknown> }>;
   /** Key locks belong to the session, not the transaction (MariaDB): writes that take them run on one connection, released after the transaction. */
   readonly sessionKeyLocks: boolean;
   /** The next value of an id column's sequence (`serial`, identity), where the database keeps one (PostgreSQL); elsewhere a new integer id is the largest plus one. */
   readonly nextSequenceValue?: (qualifiedTable: string, column: string) => RawBuilder<{ n: unknown }>;
-  /**
-   * The install of a row count kept by triggers (adapters/mapped/mapped-counts.ts), in order. With `unlock`
-   * (MariaDB, whose DDL cannot be in a transaction) the steps run in one session under LOCK TABLES, `unlock`
-   * last whatever happens; otherwise in one transaction.
-   */
+  /** The install of a trigger-kept row count (mapped-counts.ts), in order: in one transaction, or with `unlock` (MariaDB: no DDL in transactions) in one session under LOCK TABLES. */
   readonly rowCountInstall: (counts: RawBuilder<unknown>, table: RawBuilder<unknown>, key: RawBuilder<unknown>, names: CountTriggerNames) => { steps: RawBuilder<unknown>[]; unlock?: RawBuilder<unknown> };
   /** Whether the row-count triggers of `table` are all in place. */
   readonly rowCountTriggersFound: (db: Kysely<any>, table: string, names: CountTriggerNames) => Promise<boolean>;
