@@ -27,7 +27,7 @@ import { InvalidOptionError } from '../../lib/errors';
 import { defineOptions, opt } from '../../lib/options';
 import { SqlConnectError } from '../sql/sql-adapter';
 import { connectKysely, parseSqlSpec, type ConnectionOptions } from '../sql/sql-connect';
-import { SqlDriverUnavailableError, SQL_KINDS, type SqlKind } from '../sql/sql-dialects';
+import { SqlDriverUnavailableError, SQL_DIALECTS, SQL_KINDS, type SqlKind } from '../sql/sql-dialects';
 import { detectSqlKind } from '../sql/sql-run';
 import { countsInstalled } from './mapped-counts';
 import { idKey, timeKey } from './mapped-keys';
@@ -184,7 +184,8 @@ async function entityRuntime(db: Kysely<any>, kind: SqlKind, mapping: EntityMapp
   ]);
   const table = await tableRuntime(db, kind, mapping.table, mapping.fields, `${e}.fields`, own);
   const { type, column } = mapping.lastUpdated;
-  const iso = type === 'iso-text' || (kind === 'sqlite' && type === 'timestamp') ? await isoLayout(db, mapping.table, column) : undefined;
+  // Where there is no date-time type (SQLite), a timestamp column holds ISO text too.
+  const iso = type === 'iso-text' || (!SQL_DIALECTS[kind].timestampColumn && type === 'timestamp') ? await isoLayout(db, mapping.table, column) : undefined;
   const time = timeKey(kind, mapping.table, table.columns.get(column)!, type, iso);
   const id = idKey(kind, table.columns.get(mapping.id.column)!, mapping.id.sortColumn);
   const warnings = await pagingWarnings(db, kind, mapping.table, time, id);
@@ -201,7 +202,7 @@ async function entityRuntime(db: Kysely<any>, kind: SqlKind, mapping: EntityMapp
  */
 export function connectExisting(spec: string, options: ConnectionOptions = {}): { db: Kysely<any>; kind: SqlKind } {
   const { kind, target } = parseSqlSpec(spec);
-  if (kind === 'sqlite' && target !== ':memory:' && !existsSync(resolve(target))) {
+  if (SQL_DIALECTS[kind].target === 'file' && target !== ':memory:' && !existsSync(resolve(target))) {
     throw new InvalidOptionError('connection', `there is no SQLite database at ${resolve(target)}`);
   }
   return connectKysely(spec, options);

@@ -4,7 +4,7 @@
  * says, and an index serves the paging order (else a warning with the statement to run).
  */
 import type { Kysely, RawBuilder } from 'kysely';
-import { loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { loadKysely, SQL_DIALECTS, type SqlKind } from '../sql/sql-dialects';
 import { columnText } from '../sql/sql-run';
 import { isoFormatOf, type ColumnInfo, type IdKey, type IsoFormat, type TimeKey } from './mapped-keys';
 import { MappingMismatchError } from './mapping-errors';
@@ -23,49 +23,8 @@ export async function rows(db: Kysely<any>, query: RawBuilder<unknown>): Promise
 
 /** The columns of a table or view, by name; `undefined` when there is no such table. */
 export async function describeTable(db: Kysely<any>, kind: SqlKind, table: string): Promise<Map<string, ColumnInfo> | undefined> {
-  const { sql } = loadKysely();
   const { schema, name } = splitTable(table);
-  let found: ColumnInfo[];
-  if (kind === 'sqlite') {
-    const list = await rows(db, sql`select name, type, "notnull", pk from pragma_table_xinfo(${name})`);
-    found = list.map((r) => ({ name: String(r.name), type: String(r.type ?? '').toLowerCase(), nullable: !Number(r.notnull) && !Number(r.pk), primaryKey: Number(r.pk) > 0 }));
-  } else if (kind === 'postgres') {
-    const list = await rows(
-      db,
-      sql`select c.column_name, c.data_type, c.is_nullable, c.collation_name, c.datetime_precision, c.column_default, c.is_identity,
-            exists (select 1 from information_schema.table_constraints tc
-                    join information_schema.key_column_usage k on k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
-                    where tc.constraint_type = 'PRIMARY KEY' and tc.table_schema = c.table_schema and tc.table_name = c.table_name and k.column_name = c.column_name) as pk
-          from information_schema.columns c
-          where c.table_schema = coalesce(${schema ?? null}::text, current_schema()) and c.table_name = ${name}
-          order by c.ordinal_position`,
-    );
-    found = list.map((r) => ({
-      name: String(r.column_name),
-      type: String(r.data_type).toLowerCase(),
-      nullable: r.is_nullable === 'YES',
-      ...(r.collation_name ? { collation: String(r.collation_name) } : {}),
-      ...(r.datetime_precision !== null ? { precision: Number(r.datetime_precision) } : {}),
-      sequence: r.is_identity === 'YES' || /^nextval\(/.test(String(r.column_default ?? '')),
-      primaryKey: r.pk === true,
-    }));
-  } else {
-    const list = await rows(
-      db,
-      sql`select column_name as n, data_type as t, is_nullable as nl, collation_name as co, datetime_precision as p, column_key as k
-          from information_schema.columns
-          where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name}
-          order by ordinal_position`,
-    );
-    found = list.map((r) => ({
-      name: columnText(r.n),
-      type: columnText(r.t).toLowerCase(),
-      nullable: columnText(r.nl) === 'YES',
-      ...(r.co ? { collation: columnText(r.co) } : {}),
-      ...(r.p !== null && r.p !== undefined ? { precision: Number(r.p) } : {}),
-      primaryKey: columnText(r.k) === 'PRI',
-    }));
-  }
+  const found = await SQL_DIALECTS[kind].columnsOf(db, schema, name);
   return found.length === 0 ? undefined : new Map(found.map((c) => [c.name, c]));
 }
 
@@ -117,19 +76,6 @@ export async function hasNullTimes(db: Kysely<any>, table: string, column: strin
   return (await rows(db, sql`select 1 as x from ${sql.table(table)} where ${sql.ref(column)} is null limit 1`)).length > 0;
 }
 
-/** Whether the database reads the first page from an index in the paging order (no sort of the table). */
-async function indexServesPaging(db: Kysely<any>, kind: SqlKind, page: RawBuilder<unknown>): Promise<boolean> {
-  const { sql } = loadKysely();
-  if (kind === 'sqlite') return !(await rows(db, sql`explain query plan ${page}`)).some((r) => /TEMP B-TREE/.test(String(r.detail)));
-  if (kind === 'mysql') return !(await rows(db, sql`explain ${page}`)).some((r) => /filesort/i.test(String(r.Extra ?? r.extra ?? '')));
-  // PostgreSQL: with sorting and sequential scans priced out, a sort node remains only when no index gives the order.
-  return db.transaction().execute(async (trx) => {
-    for (const setting of ['enable_seqscan', 'enable_sort', 'enable_incremental_sort']) await sql`select set_config(${setting}, 'off', true)`.execute(trx);
-    const plan = (await sql`explain (format json) ${page}`.execute(trx)).rows[0] as Record<string, unknown>;
-    return !/"Node Type":\s*"(Incremental )?Sort"/.test(JSON.stringify(plan));
-  });
-}
-
 /** The name of an index the adapter advises: `<table>_storebridge_<purpose>`. */
 export function indexName(table: string, purpose: string): string {
   return `${splitTable(table).name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40)}_storebridge_${purpose}`;
@@ -137,23 +83,25 @@ export function indexName(table: string, purpose: string): string {
 
 /**
  * What to do for an index to serve the paging order: `run: <statement>`, or what to change. On
- * MariaDB an id that is not byte-ordered (an integer, a linguistic collation) is paged by bounding
+ * MariaDB (no expression index) an id that is not byte-ordered (an integer, a linguistic collation) is paged by bounding
  * with the time column (`MappedEntityStore.bounded`), so an index on that column is what it needs.
  */
 export function pagingIndexAdvice(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): string {
   const { sql } = loadKysely();
   const name = indexName(table, 'page');
   const text = (q: RawBuilder<unknown>) => q.compile(db).sql;
-  if (kind === 'mysql' && text(time.sort) !== text(sql.ref(time.column))) {
+  const { expressionIndexes } = SQL_DIALECTS[kind];
+  if (!expressionIndexes && text(time.sort) !== text(sql.ref(time.column))) {
     return `no index can hold a time truncated to milliseconds: declare ${table}.${time.column} DATETIME(3) or TIMESTAMP(3) (or coarser) to page from an index on (${time.column}, ${id.column})`;
   }
-  const idPart = kind === 'mysql' ? sql.ref(id.column) : id.sort;
+  const idPart = expressionIndexes ? id.sort : sql.ref(id.column);
   return `run: ${text(sql`create index ${sql.id(name)} on ${sql.table(table)} (${time.sort}, ${idPart})`)}`;
 }
 
 /** The warnings about an entity table's paging: rows without a time, no index for the paging order. */
 export async function pagingWarnings(db: Kysely<any>, kind: SqlKind, table: string, time: TimeKey, id: IdKey): Promise<string[]> {
   const { sql } = loadKysely();
+  const dialect = SQL_DIALECTS[kind];
   const warnings: string[] = [];
   if (await hasNullTimes(db, table, time.column)) {
     warnings.push(`${table}: rows whose ${time.column} is NULL are not served (an item needs a last_updated); give them a time to serve them`);
@@ -161,10 +109,10 @@ export async function pagingWarnings(db: Kysely<any>, kind: SqlKind, table: stri
   const served = sql`${sql.ref(time.column)} is not null`;
   // A bounded page (MariaDB, an id that is not byte-ordered) needs the time's order from an index; any other, the whole key's.
   const page =
-    kind === 'mysql' && !id.direct
+    !dialect.expressionIndexes && !id.direct
       ? sql`select ${time.sort} from ${sql.table(table)} where ${served} order by ${time.sort} limit 1 offset 19`
       : sql`select ${sql.ref(id.column)} from ${sql.table(table)} where ${served} order by ${time.sort}, ${id.sort} limit 20`;
-  if (!(await indexServesPaging(db, kind, page))) {
+  if (!(await dialect.indexServesOrder(db, page))) {
     warnings.push(`${table}: no index serves the paging order, so every page sorts the table in the database (slow on large tables); ${pagingIndexAdvice(db, kind, table, time, id)}`);
   }
   return warnings;

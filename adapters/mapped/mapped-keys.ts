@@ -16,26 +16,13 @@
  * docs/mapping.md "Time columns" and "Ids and the paging index" say the same for users.
  */
 import type { RawBuilder } from 'kysely';
-import { loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { loadKysely, SQL_DIALECTS, type CatalogColumn, type SqlKind } from '../sql/sql-dialects';
 import { columnText } from '../sql/sql-run';
 import type { TimeType } from './mapping';
 import { MappingMismatchError } from './mapping-errors';
 
 /** What the start-up inspection learned about a column. */
-export interface ColumnInfo {
-  readonly name: string;
-  /** The declared type, lower case (`integer`, `timestamp with time zone`, `varchar`, …). */
-  readonly type: string;
-  readonly nullable: boolean;
-  /** Its collation when the database reports one (PostgreSQL, MariaDB). */
-  readonly collation?: string;
-  /** Fractional-second digits of a timestamp column (PostgreSQL, MariaDB). */
-  readonly precision?: number;
-  /** PostgreSQL: the column's default takes a sequence value (`serial`, `identity`). */
-  readonly sequence?: boolean;
-  /** Part of the primary key. */
-  readonly primaryKey?: boolean;
-}
+export type ColumnInfo = CatalogColumn;
 
 // ---------------------------------------------------------------------------------------------
 // Time
@@ -120,12 +107,10 @@ const numeric = (raw: unknown): number | undefined => {
 
 /** Whether the declared type is an integer type (SQLite: by its affinity rule, "INT" anywhere). */
 export function isIntegerType(kind: SqlKind, type: string): boolean {
-  if (kind === 'sqlite') return /int/i.test(type);
-  return /^(tinyint|smallint|mediumint|int|integer|bigint|int2|int4|int8|serial|bigserial|smallserial)\b/.test(type);
+  return SQL_DIALECTS[kind].isIntegerType(type);
 }
 
-function isTimestampType(kind: SqlKind, type: string): boolean {
-  if (kind === 'sqlite') return false;
+function isTimestampType(type: string): boolean {
   return /^(timestamp|datetime)/.test(type);
 }
 
@@ -139,12 +124,13 @@ function isTextType(type: string): boolean {
  */
 export function timeKey(kind: SqlKind, table: string, info: ColumnInfo, type: TimeType, iso: IsoFormat | undefined): TimeKey {
   const { sql } = loadKysely();
+  const dialect = SQL_DIALECTS[kind];
   const ref = sql.ref(info.name);
   const mismatch = (want: string) =>
     new MappingMismatchError(`${table}.${info.name} is declared ${info.type || 'without a type'}, which cannot hold ${type} (${want})`, table, info.name);
   const plain = { type, column: info.name, sort: ref, select: ref };
   if (type === 'epoch-ms' || type === 'epoch-s') {
-    if (kind !== 'sqlite' && !isIntegerType(kind, info.type) && !/^(numeric|decimal|double|real|float)/.test(info.type)) throw mismatch('a number column');
+    if (dialect.typedColumns && !isIntegerType(kind, info.type) && !/^(numeric|decimal|double|real|float)/.test(info.type)) throw mismatch('a number column');
     const scale = type === 'epoch-ms' ? 1 : 1000;
     return {
       ...plain,
@@ -157,8 +143,9 @@ export function timeKey(kind: SqlKind, table: string, info: ColumnInfo, type: Ti
       write: (ms) => ms / scale,
     };
   }
-  if (type === 'iso-text' || kind === 'sqlite') {
-    if (kind !== 'sqlite' && !isTextType(info.type)) throw mismatch('a text column');
+  // Where there is no date-time type (SQLite), a timestamp column holds ISO text.
+  if (type === 'iso-text' || !dialect.timestampColumn) {
+    if (dialect.typedColumns && !isTextType(info.type)) throw mismatch('a text column');
     const format = iso ?? DEFAULT_ISO_FORMAT;
     return {
       ...plain,
@@ -168,65 +155,9 @@ export function timeKey(kind: SqlKind, table: string, info: ColumnInfo, type: Ti
       write: (ms) => formatIso(ms, format),
     };
   }
-  if (!isTimestampType(kind, info.type)) throw mismatch('a timestamp or datetime column');
-  return kind === 'postgres' ? postgresTimestamp(info, type) : mysqlTimestamp(info, type);
-}
-
-/**
- * PostgreSQL: `extract(epoch …)` reads a `timestamp` (without time zone) as UTC, and values are
- * written the same way. Finer than ms (the default, 6 digits): sorted by `date_trunc` to ms (of
- * the UTC time for `timestamptz`, so that an expression index can hold it: that form is immutable).
- */
-function postgresTimestamp(info: ColumnInfo, type: TimeType): TimeKey {
-  const { sql } = loadKysely();
-  const ref = sql.ref(info.name);
-  const zoned = info.type.includes('with time zone');
-  const precision = info.precision ?? 6;
-  const utc = zoned ? sql`(${ref} at time zone 'UTC')` : ref;
-  const sort = precision > 3 ? sql`date_trunc('milliseconds', ${utc})` : ref;
-  const literal = (ms: number, zone: boolean) => {
-    const text = new Date(ms).toISOString().replace('T', ' ').replace('Z', zone ? '+00' : '');
-    return sql`cast(${text} as ${sql.raw(zone ? 'timestamptz' : 'timestamp')})`;
-  };
-  return {
-    type,
-    column: info.name,
-    resolutionMs: 10 ** (3 - Math.min(precision, 3)),
-    sort,
-    select: sql`floor(extract(epoch from ${sort}) * 1000)`,
-    toMs: numeric,
-    // Truncated, `sort` is a UTC time without a zone; otherwise it is the column itself.
-    value: (ms) => literal(ms, zoned && precision <= 3),
-    write: (ms) => literal(ms, zoned),
-  };
-}
-
-/**
- * MariaDB / MySQL: `UNIX_TIMESTAMP` and `FROM_UNIXTIME` convert in the session's time zone, both
- * ways, so a DATETIME is read as the time the shop's own `NOW()` wrote. Finer than ms: sorted by a
- * cast to DATETIME(3) (no index can hold that; see docs/mapping.md for a generated column).
- */
-function mysqlTimestamp(info: ColumnInfo, type: TimeType): TimeKey {
-  const { sql } = loadKysely();
-  const ref = sql.ref(info.name);
-  const precision = info.precision ?? 0;
-  const sort = precision > 3 ? sql`cast(${ref} as datetime(3))` : ref;
-  return {
-    type,
-    column: info.name,
-    resolutionMs: 10 ** (3 - Math.min(precision, 3)),
-    sort,
-    select: sql`floor(unix_timestamp(${sort}) * 1000)`,
-    toMs: numeric,
-    value: (ms) => fromUnixtime(ms),
-    write: (ms) => fromUnixtime(ms),
-  };
-}
-
-function fromUnixtime(ms: number): RawBuilder<unknown> {
-  const { sql } = loadKysely();
-  // Seconds as decimal text: exact, where a float parameter could round the milliseconds.
-  return sql`from_unixtime(${`${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`})`;
+  if (!isTimestampType(info.type)) throw mismatch('a timestamp or datetime column');
+  // Sorted, read and written in the database's terms (the dialect's `timestampColumn`), compared in milliseconds.
+  return { ...dialect.timestampColumn(info), type, column: info.name, toMs: numeric };
 }
 
 /**
@@ -272,21 +203,13 @@ export interface IdKey {
   param(id: string): { value: unknown } | { problem: string };
 }
 
-/** Whether a MariaDB column compares by bytes, without padding. */
-function mysqlBinary(info: ColumnInfo): boolean {
-  return /binary|blob/.test(info.type) || /_nopad_bin$/.test(info.collation ?? '');
-}
-
 /**
  * `column = value` that matches exactly: on MySQL/MariaDB a text column in a case-insensitive or
  * PAD SPACE collation (`'mug-1' = 'MUG-1 '`) is compared on its bytes too, after the indexed
  * comparison has narrowed the rows.
  */
 export function exactlyEquals(kind: SqlKind, info: ColumnInfo, value: unknown): RawBuilder<unknown> {
-  const { sql } = loadKysely();
-  const ref = sql.ref(info.name);
-  if (kind !== 'mysql' || isIntegerType(kind, info.type) || mysqlBinary(info)) return sql`${ref} = ${value}`;
-  return sql`${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary)`;
+  return SQL_DIALECTS[kind].exactlyEquals(loadKysely().sql.ref(info.name), info, value);
 }
 
 /** A canonical decimal integer of at most 19 digits: what the database gives back as text for it. */
@@ -295,22 +218,13 @@ const CANONICAL_INTEGER = /^(0|-?[1-9]\d{0,18})$/;
 export function idKey(kind: SqlKind, info: ColumnInfo, sortColumn: string | undefined): IdKey {
   const { sql } = loadKysely();
   const ref = sql.ref(info.name);
+  const dialect = SQL_DIALECTS[kind];
   const integer = isIntegerType(kind, info.type);
-  const uuid = kind === 'postgres' && info.type === 'uuid';
-  let sort: RawBuilder<unknown> = ref;
-  let direct = true;
-  if (sortColumn !== undefined) sort = sql.ref(sortColumn);
-  else if (integer) {
-    direct = false;
-    sort = kind === 'sqlite' ? sql`cast(${ref} as text)` : kind === 'postgres' ? sql`(cast(${ref} as text) collate "C")` : sql`cast(${ref} as binary)`;
-  } else if (kind === 'postgres' && !uuid && !/^(C|POSIX)$/.test(info.collation ?? '')) {
-    // A uuid sorts by its 16 bytes, which is the byte order of its fixed-layout lower-case text.
-    direct = false;
-    sort = sql`(${ref} collate "C")`;
-  } else if (kind === 'mysql' && !mysqlBinary(info)) {
-    direct = false;
-    sort = sql`cast(${ref} as binary)`;
-  }
+  const uuid = dialect.uuidType !== undefined && info.type === dialect.uuidType;
+  // A sort column (MariaDB's generated one) is byte-ordered already; otherwise the dialect's byte-ordered expression, if the column needs one.
+  const byteOrder = sortColumn === undefined ? dialect.byteOrder(ref, info, integer) : undefined;
+  const sort: RawBuilder<unknown> = sortColumn !== undefined ? sql.ref(sortColumn) : (byteOrder ?? ref);
+  const direct = byteOrder === undefined;
   return {
     column: info.name,
     sort,
@@ -328,7 +242,7 @@ export function idKey(kind: SqlKind, info: ColumnInfo, sortColumn: string | unde
       if (uuid && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
         return { problem: `the id column ${info.name} holds UUIDs (lower case), and ${JSON.stringify(id.slice(0, 40))} is not one` };
       }
-      if (kind === 'postgres' && id.includes('\u0000')) return { problem: 'PostgreSQL text cannot hold U+0000 (NUL)' };
+      if (!dialect.textHoldsNul && id.includes('\u0000')) return { problem: 'PostgreSQL text cannot hold U+0000 (NUL)' };
       return { value: id };
     },
   };

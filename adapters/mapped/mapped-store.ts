@@ -9,12 +9,12 @@ import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import { jsonEqual, sameContent, uniqueKeyOf, type EntityStore, type ListOptions, type SignalOptions, type UpsertResult, type WriteOptions } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError, UnstorableValueError } from '../../lib/errors';
-import { keysetPredicate, loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { keysetPredicate, loadKysely, SQL_DIALECTS, type SqlDialect, type SqlKind } from '../sql/sql-dialects';
 import { abortable, columnText, runWriteTransaction } from '../sql/sql-run';
 import { readCount } from './mapped-counts';
 import { storableMs, timeBound, type ColumnInfo, type IdKey, type TimeKey } from './mapped-keys';
 import { buildItem, planNode, type PlannedNode, type Row, type RowNode, type TableRules, type WriteRules } from './mapped-rows';
-import type { MappedKeyRule } from './mapped-unique';
+import type { KeyLocks, MappedKeyRule } from './mapped-unique';
 import type { ChildTable, EntityMapping, FieldSource, TableWrites } from './mapping';
 import { MappedWriteRefusedError } from './mapping-errors';
 
@@ -82,6 +82,10 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     return loadKysely().sql;
   }
 
+  private get dialect(): SqlDialect {
+    return SQL_DIALECTS[this.ctx.kind];
+  }
+
   private columnsOf(rt: TableRuntime): RawBuilder<unknown> {
     return this.sql.join(rt.select.map((c) => this.sql.ref(c)));
   }
@@ -92,13 +96,13 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
 
   /**
    * Whether pages are bounded first: MariaDB has no incremental sort and no index can hold an
-   * integer id's text (a generated column cannot read an AUTO_INCREMENT one), so a page sorted by
+   * expression (`expressionIndexes`), such as an integer id's text (a generated column cannot read an AUTO_INCREMENT one), so a page sorted by
    * `CAST(id AS BINARY)` would sort every row after the position. Instead one index-only query on
    * the time column finds the time of the page's last row, and the page sorts only the rows up to
    * it (the page, plus the rows tying with its first and last time).
    */
   private get bounded(): boolean {
-    return this.ctx.kind === 'mysql' && !this.runtime.id.direct;
+    return !this.dialect.expressionIndexes && !this.runtime.id.direct;
   }
 
   /** The keyset condition in the time column's terms, or `false` when nothing can follow the position. */
@@ -212,7 +216,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   /** The entity row with this id (locked for a write transaction), with its child rows. */
   private async readNode(db: Kysely<any>, idValue: unknown, forUpdate: boolean): Promise<RowNode | undefined> {
     const { sql } = this;
-    const lock = forUpdate && this.ctx.kind !== 'sqlite' ? sql` for update` : sql``;
+    const lock = forUpdate && this.dialect.rowLocks ? sql` for update` : sql``;
     const { rows } = await sql<Row>`select ${this.columnsOf(this.runtime)}, ${this.runtime.time.select} as ${sql.id(LU)} from ${sql.table(this.runtime.table)} where ${this.runtime.id.equals(idValue)} and ${this.served()}${lock}`.execute(db);
     if (rows.length === 0) return undefined;
     const node: RowNode = { row: rows[0], children: new Map() };
@@ -263,7 +267,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
       columns: new Set(columns),
       notNull: (column) => rt.columns.get(column)?.nullable === false,
       checkValue: (value, where) => {
-        if (this.ctx.kind === 'postgres' && typeof value === 'string' && value.includes('\u0000')) {
+        if (!this.dialect.textHoldsNul && typeof value === 'string' && value.includes('\u0000')) {
           throw new UnstorableValueError(`${this.entity}.upsert`, where, 'PostgreSQL text cannot hold U+0000 (NUL)');
         }
       },
@@ -284,7 +288,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
   async writeProblems(item: T, signal: AbortSignal): Promise<string[]> {
     const param = this.runtime.id.param(item._id);
     if ('problem' in param) return [`_id: ${param.problem}`];
-    const nul = this.ctx.kind === 'postgres' ? nulPath(item) : undefined;
+    const nul = this.dialect.textHoldsNul ? undefined : nulPath(item);
     if (nul !== undefined) return [`${nul}: PostgreSQL text cannot hold U+0000 (NUL)`];
     const stored = await abortable(signal, () => this.readNode(this.ctx.db, param.value, false));
     const mode = stored ? 'update' : 'create';
@@ -326,7 +330,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     const param = id.param(item._id);
     if ('problem' in param) throw new UnstorableValueError(`${this.entity}.upsert`, '_id', param.problem);
     const ref = sql.ref(id.column);
-    const write = (db: Kysely<any>, locks: string[]) =>
+    const write = (db: Kysely<any>, locks: KeyLocks) =>
       runWriteTransaction(
         db,
         {
@@ -348,7 +352,7 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
    * keeps the columns of the members the item lacks), the key rule, then the rows written and read
    * back. `locks` collects the key locks a MariaDB session releases after the transaction.
    */
-  private async writeOne(trx: Transaction<any>, locks: string[], item: T, idValue: unknown, options: WriteOptions): Promise<UpsertResult<T>> {
+  private async writeOne(trx: Transaction<any>, locks: KeyLocks, item: T, idValue: unknown, options: WriteOptions): Promise<UpsertResult<T>> {
     const { mapping, time, id } = this.runtime;
     const existing = await this.readNode(trx, idValue, true);
     // An id this process assigned (max + 1) that another process took meanwhile: never write over its item.
@@ -429,9 +433,10 @@ export class MappedEntityStore<T extends Item> implements EntityStore<T> {
     if (id.uuid) return randomUUID();
     if (!id.integer) return undefined;
     signal.throwIfAborted();
-    if (this.ctx.kind === 'postgres' && columns.get(id.column)?.sequence) {
+    const { nextSequenceValue } = this.dialect;
+    if (nextSequenceValue && columns.get(id.column)?.sequence) {
       const qualified = sql.table(table).compile(this.ctx.db).sql;
-      const { rows } = await sql<{ n: unknown }>`select nextval(pg_get_serial_sequence(${qualified}, ${id.column})) as n`.execute(this.ctx.db);
+      const { rows } = await nextSequenceValue(qualified, id.column).execute(this.ctx.db);
       return String(rows[0].n);
     }
     const { rows } = await sql<{ n: unknown }>`select max(${sql.ref(id.column)}) as n from ${sql.table(table)}`.execute(this.ctx.db);

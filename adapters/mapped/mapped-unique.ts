@@ -15,12 +15,11 @@
  * retried transaction finds the holder; every write is then checked as the index compares (a `keep`
  * write too: the database would refuse it), so its refusal is a `DuplicateKeyError`, not a retry.
  */
-import { createHash } from 'node:crypto';
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import { uniqueKeyOf, UNIQUE_MEMBERS, type UniqueMember, type WriteOptions } from '../../lib/adapter';
 import type { Entity } from '../../lib/contract/entities';
 import { DuplicateKeyError } from '../../lib/errors';
-import { loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { loadKysely, SQL_DIALECTS, type SqlKind } from '../sql/sql-dialects';
 import { columnText } from '../sql/sql-run';
 import { idKey, isIntegerType, type ColumnInfo, type IdKey } from './mapped-keys';
 import { indexName, rows, splitTable } from './mapped-inspect';
@@ -36,6 +35,9 @@ const KEY_LOCK_WAIT_S = 50;
 export type KeyIndex = 'full' | 'partial' | 'none';
 
 type Item = { _id: string };
+
+/** The statements releasing the session's key locks after a write's transaction (MariaDB's `GET_LOCK`; elsewhere none). */
+export type KeyLocks = RawBuilder<unknown>[];
 
 /** The unique member of one mapped entity, read from a plain column. */
 export class MappedKeyRule {
@@ -85,16 +87,15 @@ export class MappedKeyRule {
    * connection whose key locks are released after the transaction ended (`GET_LOCK` belongs to the
    * session: released before the commit, a waiting writer could look before the row is visible).
    */
-  session<R>(db: Kysely<any>, run: (db: Kysely<any>, locks: string[]) => Promise<R>): Promise<R> {
-    if (this.kind !== 'mysql' || !this.locks) return run(db, []);
-    const { sql } = loadKysely();
+  session<R>(db: Kysely<any>, run: (db: Kysely<any>, locks: KeyLocks) => Promise<R>): Promise<R> {
+    if (!SQL_DIALECTS[this.kind].sessionKeyLocks || !this.locks) return run(db, []);
     return db.connection().execute(async (conn) => {
-      const locks: string[] = [];
+      const locks: KeyLocks = [];
       try {
         return await run(conn, locks);
       } finally {
         // A failed release means a lost connection, whose locks the server has freed already.
-        for (const name of locks) await sql`do release_lock(${name})`.execute(conn).catch(() => undefined);
+        for (const release of locks) await release.execute(conn).catch(() => undefined);
       }
     });
   }
@@ -105,7 +106,7 @@ export class MappedKeyRule {
    * Under a unique index every value the index holds is checked as it compares them (a full one
    * holds blanks too), for `keep` writes too: the database would refuse them. Throws `DuplicateKeyError`.
    */
-  async claim(trx: Transaction<any>, locks: string[], idValue: unknown, before: Item | undefined, after: Item, mode: WriteOptions['lastUpdated']): Promise<void> {
+  async claim(trx: Transaction<any>, locks: KeyLocks, idValue: unknown, before: Item | undefined, after: Item, mode: WriteOptions['lastUpdated']): Promise<void> {
     if (!this.writable || (this.locks && mode === 'keep')) return;
     const { sql } = loadKysely();
     // A full index holds blank values too; otherwise a blank names nothing (`uniqueKeyOf`).
@@ -131,18 +132,10 @@ export class MappedKeyRule {
   }
 
   /** Waits for the other writers of `key` in this table to end their transactions. */
-  private async lock(trx: Transaction<any>, locks: string[], key: string): Promise<void> {
-    const { sql } = loadKysely();
-    if (this.kind === 'postgres') {
-      // Two 32-bit keys (a space apart from one 64-bit key): a collision only makes two keys wait for each other.
-      await sql`select pg_advisory_xact_lock(hashtext(${this.table}), hashtext(${key}))`.execute(trx);
-    } else if (this.kind === 'mysql') {
-      const name = `storebridge:${createHash('sha1').update(`${this.table}\u0000${key}`).digest('hex')}`; // names: at most 64 characters
-      const { rows: got } = await sql<{ ok: unknown }>`select get_lock(${name}, ${KEY_LOCK_WAIT_S}) as ok`.execute(trx);
-      if (Number(got[0].ok) !== 1) throw new Error(`${this.table}: waited ${KEY_LOCK_WAIT_S} s for another write of the ${this.member} ${JSON.stringify(key)}`);
-      locks.push(name);
-    }
-    // SQLite: the write transaction took the database's write lock first (runWriteTransaction's lockSqlite).
+  private async lock(trx: Transaction<any>, locks: KeyLocks, key: string): Promise<void> {
+    const got = await SQL_DIALECTS[this.kind].lockKey(trx, this.table, key, KEY_LOCK_WAIT_S);
+    if (!got) throw new Error(`${this.table}: waited ${KEY_LOCK_WAIT_S} s for another write of the ${this.member} ${JSON.stringify(key)}`);
+    if (got.release) locks.push(got.release);
   }
 }
 
@@ -160,29 +153,8 @@ function nonBlank(kind: SqlKind, column: ColumnInfo): RawBuilder<unknown> {
 
 /** The unique index on `column` alone, as the catalog describes it. */
 export async function keyIndex(db: Kysely<any>, kind: SqlKind, table: string, column: string): Promise<KeyIndex> {
-  const { sql } = loadKysely();
   const { schema, name } = splitTable(table);
-  let found: Array<{ partial: boolean }>;
-  if (kind === 'sqlite') {
-    const list = await rows(db, sql`select l.partial from pragma_index_list(${name}) l where l."unique" = 1 and (select count(*) from pragma_index_info(l.name)) = 1 and (select i.name from pragma_index_info(l.name) i) = ${column}`);
-    found = list.map((r) => ({ partial: Number(r.partial) === 1 }));
-  } else if (kind === 'postgres') {
-    const qualified = sql.table(table).compile(db).sql;
-    const list = await rows(
-      db,
-      sql`select i.indpred is not null as partial from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
-          where i.indrelid = to_regclass(${qualified}) and i.indisunique and i.indnkeyatts = 1 and i.indexprs is null and a.attname = ${column}`,
-    );
-    found = list.map((r) => ({ partial: r.partial === true }));
-  } else {
-    // A prefix (`sub_part`) is unique only in its first characters: not an index on the whole key.
-    const list = await rows(
-      db,
-      sql`select index_name from information_schema.statistics where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name} and non_unique = 0
-          group by index_name having count(*) = 1 and max(column_name) = ${column} and max(sub_part) is null`,
-    );
-    found = list.map(() => ({ partial: false }));
-  }
+  const found = await SQL_DIALECTS[kind].uniqueIndexesOn(db, table, schema, name, column);
   if (found.some((f) => !f.partial)) return 'full';
   return found.length > 0 ? 'partial' : 'none';
 }
@@ -213,8 +185,9 @@ async function keyIndexWarnings(db: Kysely<any>, kind: SqlKind, table: string, r
   const column = rule.column.name;
   const ref = sql.ref(column);
   const statement = sql`create unique index ${sql.id(indexName(table, rule.member))} on ${sql.table(table)} (${ref})`;
-  const text = (kind === 'mysql' ? statement : sql`${statement} where ${nonBlank(kind, rule.column)}`).compile(db).sql;
-  const caveat = kind === 'mysql' ? ` (MariaDB and MySQL have no partial index: blank values collide in this one, so store a missing ${rule.member} as NULL; in a case-insensitive collation it also refuses values that differ only in case)` : '';
+  const { partialIndexes } = SQL_DIALECTS[kind];
+  const text = (partialIndexes ? sql`${statement} where ${nonBlank(kind, rule.column)}` : statement).compile(db).sql;
+  const caveat = !partialIndexes ? ` (MariaDB and MySQL have no partial index: blank values collide in this one, so store a missing ${rule.member} as NULL; in a case-insensitive collation it also refuses values that differ only in case)` : '';
   const warnings = [`${table}: no unique index on ${column}, so each write that takes ${rule.member === 'sku' ? 'a' : 'an'} ${rule.member} locks it and looks for another row holding it, and the shop's own writes are not held to it${caveat}; run: ${text}`];
   const shared = await rows(db, sql`select ${ref} as k, count(*) as n from ${sql.table(table)} where ${nonBlank(kind, rule.column)} group by ${ref} having count(*) > 1 order by count(*) desc limit 3`);
   if (shared.length > 0) {

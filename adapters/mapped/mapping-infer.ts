@@ -5,7 +5,7 @@
  * Writes stay off: accepting writes into a shop's tables is a decision, not a guess.
  */
 import type { Kysely } from 'kysely';
-import { loadKysely, type SqlKind } from '../sql/sql-dialects';
+import { loadKysely, SQL_DIALECTS, type SqlKind } from '../sql/sql-dialects';
 import { columnText } from '../sql/sql-run';
 import { describeTable } from './mapped-inspect';
 import { isIntegerType, parseIso, type ColumnInfo } from './mapped-keys';
@@ -94,7 +94,7 @@ async function sampleMax(db: Kysely<any>, table: string, column: string): Promis
 
 /** The time type of a column, from its declared type and its largest value. */
 async function timeTypeOf(db: Kysely<any>, kind: SqlKind, table: string, column: ColumnInfo): Promise<{ type: TimeType; why: string }> {
-  if (kind !== 'sqlite' && /^(timestamp|datetime)/.test(column.type)) return { type: 'timestamp', why: `declared ${column.type}` };
+  if (SQL_DIALECTS[kind].timestampColumn && /^(timestamp|datetime)/.test(column.type)) return { type: 'timestamp', why: `declared ${column.type}` };
   const max = await sampleMax(db, table, column.name);
   const epoch = (n: number, from: string) =>
     n > 1e11 ? { type: 'epoch-ms' as const, why: `${from} ${n} is milliseconds since 1970` } : { type: 'epoch-s' as const, why: `${from} ${n} is seconds since 1970` };

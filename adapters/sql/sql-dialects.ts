@@ -3,14 +3,24 @@
  * `SqlDialect` object per database (`SQL_DIALECTS`) holding each difference as data or as a small
  * SQL builder: how a spec names it and how it is opened, column types and collations, the keyset
  * predicate, row locks and isolation, schemas, NUL in text, key widths, JSON members of a document,
- * upserts, index drops, DDL in transactions, and which driver errors mean "retry".
+ * upserts, index drops, DDL in transactions, and which driver errors mean "retry"; and for the mapped
+ * adapter (adapters/mapped), which serves a shop's own tables: how the catalog describes them, typed
+ * columns and timestamps, byte-ordered ids, expression and partial indexes, query plans, key locks,
+ * sequences and row-count triggers.
  *
- * Everything else (queries, transactions, migrations) is one Kysely implementation that reads the
- * dialect object; no other file compares a database kind (test/architecture/wire-rules.test.ts).
+ * Everything else (queries, transactions, migrations, the mapped adapter) is one Kysely
+ * implementation that reads the dialect object; no other file of adapters/sql or adapters/mapped
+ * compares a database kind (test/architecture/wire-rules.test.ts).
  */
+import { createHash } from 'node:crypto';
 import type { Kysely, RawBuilder } from 'kysely';
 import type { SortOrder } from '../../lib/contract/messages';
 import { loadKysely, openMysql, openPostgres, openSqlite, type ConnectionOptions } from './sql-drivers';
+
+/** A column value as text: mysql2 returns VARBINARY columns as Buffers. */
+export function columnText(value: unknown): string {
+  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
 
 export type SqlKind = 'sqlite' | 'postgres' | 'mysql';
 
@@ -28,6 +38,39 @@ export interface ColumnTypes {
   /** A request digest (hex SHA-256) of the idempotency records. */
   readonly digest: string;
   readonly tableSuffix: string;
+}
+
+/** What the catalog says of a column of a shop's table (the mapped adapter's start-up inspection). */
+export interface CatalogColumn {
+  readonly name: string;
+  /** The declared type, lower case (`integer`, `timestamp with time zone`, `varchar`, …). */
+  readonly type: string;
+  readonly nullable: boolean;
+  /** Its collation when the database reports one (PostgreSQL, MariaDB). */
+  readonly collation?: string;
+  /** Fractional-second digits of a timestamp column (PostgreSQL, MariaDB). */
+  readonly precision?: number;
+  /** PostgreSQL: the column's default takes a sequence value (`serial`, `identity`). */
+  readonly sequence?: boolean;
+  /** Part of the primary key. */
+  readonly primaryKey?: boolean;
+}
+
+/** A timestamp column as the mapped adapter sorts, reads and writes it, in milliseconds (see `TimeKey` in adapters/mapped/mapped-keys.ts). */
+export interface TimestampColumn {
+  readonly resolutionMs: number;
+  readonly sort: RawBuilder<unknown>;
+  /** The column as milliseconds since 1970. */
+  readonly select: RawBuilder<unknown>;
+  value(ms: number): unknown;
+  write(ms: number): unknown;
+}
+
+/** The names of the two row-count triggers of a table (`both`: PostgreSQL's one trigger for both). */
+export interface CountTriggerNames {
+  readonly insert: string;
+  readonly delete: string;
+  readonly both: string;
 }
 
 /** A database's SQL text for reading one member of the JSON `doc` column. */
@@ -99,6 +142,41 @@ export interface SqlDialect {
   readonly tablesNamed: (names: readonly string[], schema: string | undefined) => RawBuilder<{ name: string }>;
   /** A failed migration run worth running again (another process held the lock, or dropped a table meanwhile). */
   readonly retryMigration: (err: unknown, ownTables: readonly string[]) => boolean;
+
+  // The mapped adapter (adapters/mapped): a shop's own tables, as the catalog describes them.
+
+  /** The columns of `schema.name` (no schema: the connection's default), in table order; none when there is no such table. */
+  readonly columnsOf: (db: Kysely<any>, schema: string | undefined, name: string) => Promise<CatalogColumn[]>;
+  /** A column holds only values of its declared type. SQLite's types are affinities (any column holds any value), so no declared type is checked there. */
+  readonly typedColumns: boolean;
+  /** Whether a declared type is an integer type (SQLite: by its affinity rule, "INT" anywhere in the name). */
+  readonly isIntegerType: (type: string) => boolean;
+  /** A date-time column (`timestamp`, `datetime`) as sorted, read and written in ms; absent where there is no date-time type (SQLite: a `timestamp` column holds ISO text). */
+  readonly timestampColumn?: (column: CatalogColumn) => TimestampColumn;
+  /** The native UUID type (PostgreSQL's `uuid`: lower-case text whose order is its bytes' order); absent where there is none. */
+  readonly uuidType?: string;
+  /** An id column's values in their text's byte order (the order ids compare in) when the column does not sort so itself (an integer, a linguistic or PAD SPACE collation); else `undefined`. */
+  readonly byteOrder: (ref: RawBuilder<unknown>, column: CatalogColumn, integer: boolean) => RawBuilder<unknown> | undefined;
+  /** `column = value` matching exactly: MySQL/MariaDB text collations may be case-insensitive or PAD SPACE, so there the bytes are compared too. */
+  readonly exactlyEquals: (ref: RawBuilder<unknown>, column: CatalogColumn, value: unknown) => RawBuilder<unknown>;
+  /** An index can hold an expression (`cast(id as text)`). MariaDB's cannot (only a generated column): a page sorted by one is bounded by the time index first. */
+  readonly expressionIndexes: boolean;
+  /** A unique index can leave rows out (`create unique index … where …`). MariaDB and MySQL have no partial index. */
+  readonly partialIndexes: boolean;
+  /** Whether the database reads `query`'s rows from an index in their order, sorting none (read from its query plan). */
+  readonly indexServesOrder: (db: Kysely<any>, query: RawBuilder<unknown>) => Promise<boolean>;
+  /** The unique indexes on `column` alone (not a prefix, not an expression) of `table` (`schema.name` split), and whether each is partial. */
+  readonly uniqueIndexesOn: (db: Kysely<any>, table: string, schema: string | undefined, name: string, column: string) => Promise<Array<{ partial: boolean }>>;
+  /** Locks `key` of `table` for the write transaction `trx` (`false`: not got in `waitS` s; `release`: MariaDB's session lock, released after it ends; SQLite: none, its write lock is the database's). */
+  readonly lockKey: (trx: Kysely<any>, table: string, key: string, waitS: number) => Promise<false | { release?: RawBuilder<unknown> }>;
+  /** Key locks belong to the session, not the transaction (MariaDB): writes that take them run on one connection, released after the transaction. */
+  readonly sessionKeyLocks: boolean;
+  /** The next value of an id column's sequence (`serial`, identity), where the database keeps one (PostgreSQL); elsewhere a new integer id is the largest plus one. */
+  readonly nextSequenceValue?: (qualifiedTable: string, column: string) => RawBuilder<{ n: unknown }>;
+  /** The install of a trigger-kept row count (mapped-counts.ts), in order: in one transaction, or with `unlock` (MariaDB: no DDL in transactions) in one session under LOCK TABLES. */
+  readonly rowCountInstall: (counts: RawBuilder<unknown>, table: RawBuilder<unknown>, key: RawBuilder<unknown>, names: CountTriggerNames) => { steps: RawBuilder<unknown>[]; unlock?: RawBuilder<unknown> };
+  /** Whether the row-count triggers of `table` are all in place. */
+  readonly rowCountTriggersFound: (db: Kysely<any>, table: string, names: CountTriggerNames) => Promise<boolean>;
 }
 
 function errorCode(err: unknown): { code?: unknown; errno?: unknown; message?: unknown } {
@@ -148,6 +226,78 @@ const upsertOnConflict: SqlDialect['upsertKeyValue'] = (table, k, v) => {
   return sql`insert into ${table} (${sql.id('k')}, ${sql.id('v')}) values (${k}, ${v}) on conflict (${sql.id('k')}) do update set ${sql.id('v')} = excluded.${sql.id('v')}`;
 };
 
+// ---------------------------------------------------------------------------------------------
+// The mapped adapter's catalog reads and per-database SQL (adapters/mapped)
+// ---------------------------------------------------------------------------------------------
+
+type CatalogRows = Array<Record<string, unknown>>;
+const catalogRows = async (db: Kysely<any>, query: RawBuilder<unknown>): Promise<CatalogRows> => (await query.execute(db)).rows as CatalogRows;
+
+/** PostgreSQL and MariaDB name integer types so; SQLite's affinity rule is looser (`isIntegerType`). */
+const INTEGER_TYPE = /^(tinyint|smallint|mediumint|int|integer|bigint|int2|int4|int8|serial|bigserial|smallserial)\b/;
+const isServerIntegerType = (type: string) => INTEGER_TYPE.test(type);
+
+/** Whether a MariaDB column compares by bytes, without padding. */
+const mysqlBinary = (column: CatalogColumn) => /binary|blob/.test(column.type) || /_nopad_bin$/.test(column.collation ?? '');
+
+/** Whether a query plan as rows of text has a row matching `sorts` (a sort of the rows, not an index's order). */
+const planSorts = async (db: Kysely<any>, explain: RawBuilder<unknown>, sorts: (row: Record<string, unknown>) => boolean) => (await catalogRows(db, explain)).some(sorts);
+
+/** The count of `table`'s row-count triggers among `names`, compared with how many there are. */
+const triggersFound = async (db: Kysely<any>, query: RawBuilder<{ c: unknown }>, want: number) => Number((await query.execute(db)).rows[0].c) === want;
+
+/**
+ * PostgreSQL's timestamps: `extract(epoch …)` reads a `timestamp` (without time zone) as UTC, and
+ * values are written the same way. Finer than ms (the default, 6 digits): sorted by `date_trunc` to
+ * ms (of the UTC time for `timestamptz`, so that an expression index can hold it: that form is immutable).
+ */
+function postgresTimestamp(info: CatalogColumn): TimestampColumn {
+  const sql = sqlOf();
+  const ref = sql.ref(info.name);
+  const zoned = info.type.includes('with time zone');
+  const precision = info.precision ?? 6;
+  const utc = zoned ? sql`(${ref} at time zone 'UTC')` : ref;
+  const sort = precision > 3 ? sql`date_trunc('milliseconds', ${utc})` : ref;
+  const literal = (ms: number, zone: boolean) => {
+    const text = new Date(ms).toISOString().replace('T', ' ').replace('Z', zone ? '+00' : '');
+    return sql`cast(${text} as ${sql.raw(zone ? 'timestamptz' : 'timestamp')})`;
+  };
+  return {
+    resolutionMs: 10 ** (3 - Math.min(precision, 3)),
+    sort,
+    select: sql`floor(extract(epoch from ${sort}) * 1000)`,
+    // Truncated, `sort` is a UTC time without a zone; otherwise it is the column itself.
+    value: (ms) => literal(ms, zoned && precision <= 3),
+    write: (ms) => literal(ms, zoned),
+  };
+}
+
+/**
+ * MariaDB / MySQL's DATETIME and TIMESTAMP: `UNIX_TIMESTAMP` and `FROM_UNIXTIME` convert in the
+ * session's time zone, both ways, so a DATETIME is read as the time the shop's own `NOW()` wrote.
+ * Finer than ms: sorted by a cast to DATETIME(3) (no index can hold that; see docs/mapping.md for a
+ * generated column).
+ */
+function mysqlTimestamp(info: CatalogColumn): TimestampColumn {
+  const sql = sqlOf();
+  const ref = sql.ref(info.name);
+  const precision = info.precision ?? 0;
+  const sort = precision > 3 ? sql`cast(${ref} as datetime(3))` : ref;
+  // Seconds as decimal text: exact, where a float parameter could round the milliseconds.
+  const fromUnixtime = (ms: number) => sql`from_unixtime(${`${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`})`;
+  return {
+    resolutionMs: 10 ** (3 - Math.min(precision, 3)),
+    sort,
+    select: sql`floor(unix_timestamp(${sort}) * 1000)`,
+    value: fromUnixtime,
+    write: fromUnixtime,
+  };
+}
+
+/** A trigger statement's `update` of one table's count. */
+const bumpCount = (counts: RawBuilder<unknown>, key: RawBuilder<unknown>, delta: string) => sqlOf()`update ${counts} set n = n ${sqlOf().raw(delta)} where table_name = ${key}`;
+const createCounts = (counts: RawBuilder<unknown>) => sqlOf()`create table if not exists ${counts} (table_name varchar(255) not null primary key, n bigint not null)`;
+
 export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly kind: K } } = {
   sqlite: {
     kind: 'sqlite',
@@ -179,6 +329,43 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
     tablesNamed: (names) => sqlOf()<{ name: string }>`select name from sqlite_master where type = 'table' and name in (${sqlOf().join(names)})`,
     // Each migration holds the database write lock: a process that waited longer than busy_timeout for another one's gets SQLITE_BUSY.
     retryMigration: (err) => errorCode(err).code === 'SQLITE_BUSY',
+    columnsOf: async (db, _schema, name) =>
+      (await catalogRows(db, sqlOf()`select name, type, "notnull", pk from pragma_table_xinfo(${name})`)).map((r) => ({
+        name: String(r.name),
+        type: String(r.type ?? '').toLowerCase(),
+        nullable: !Number(r.notnull) && !Number(r.pk),
+        primaryKey: Number(r.pk) > 0,
+      })),
+    typedColumns: false,
+    isIntegerType: (type) => /int/i.test(type),
+    byteOrder: (ref, _column, integer) => (integer ? sqlOf()`cast(${ref} as text)` : undefined),
+    exactlyEquals: (ref, _column, value) => sqlOf()`${ref} = ${value}`,
+    expressionIndexes: true,
+    partialIndexes: true,
+    indexServesOrder: async (db, query) => !(await planSorts(db, sqlOf()`explain query plan ${query}`, (r) => /TEMP B-TREE/.test(String(r.detail)))),
+    uniqueIndexesOn: async (db, _table, _schema, name, column) =>
+      (
+        await catalogRows(
+          db,
+          sqlOf()`select l.partial from pragma_index_list(${name}) l where l."unique" = 1 and (select count(*) from pragma_index_info(l.name)) = 1 and (select i.name from pragma_index_info(l.name) i) = ${column}`,
+        )
+      ).map((r) => ({ partial: Number(r.partial) === 1 })),
+    // The write transaction took the database's write lock first (runWriteTransaction's lockSqlite).
+    lockKey: async () => ({}),
+    sessionKeyLocks: false,
+    rowCountInstall: (counts, table, key, names) => {
+      const sql = sqlOf();
+      return {
+        steps: [
+          createCounts(counts),
+          sql`insert or replace into ${counts} (table_name, n) select ${key}, count(*) from ${table}`,
+          sql`create trigger ${sql.id(names.insert)} after insert on ${table} begin ${bumpCount(counts, key, '+ 1')}; end`,
+          sql`create trigger ${sql.id(names.delete)} after delete on ${table} begin ${bumpCount(counts, key, '- 1')}; end`,
+        ],
+      };
+    },
+    rowCountTriggersFound: (db, _table, names) =>
+      triggersFound(db, sqlOf()<{ c: unknown }>`select count(*) as c from sqlite_master where type = 'trigger' and name in (${names.insert}, ${names.delete})`, 2),
   },
   postgres: {
     kind: 'postgres',
@@ -218,6 +405,82 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
       if (code !== '42P01' || typeof message !== 'string') return false;
       return !ownTables.some((name) => message.includes(`${name}"`));
     },
+    columnsOf: async (db, schema, name) =>
+      (
+        await catalogRows(
+          db,
+          sqlOf()`select c.column_name, c.data_type, c.is_nullable, c.collation_name, c.datetime_precision, c.column_default, c.is_identity,
+            exists (select 1 from information_schema.table_constraints tc
+                    join information_schema.key_column_usage k on k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
+                    where tc.constraint_type = 'PRIMARY KEY' and tc.table_schema = c.table_schema and tc.table_name = c.table_name and k.column_name = c.column_name) as pk
+          from information_schema.columns c
+          where c.table_schema = coalesce(${schema ?? null}::text, current_schema()) and c.table_name = ${name}
+          order by c.ordinal_position`,
+        )
+      ).map((r) => ({
+        name: String(r.column_name),
+        type: String(r.data_type).toLowerCase(),
+        nullable: r.is_nullable === 'YES',
+        ...(r.collation_name ? { collation: String(r.collation_name) } : {}),
+        ...(r.datetime_precision !== null ? { precision: Number(r.datetime_precision) } : {}),
+        sequence: r.is_identity === 'YES' || /^nextval\(/.test(String(r.column_default ?? '')),
+        primaryKey: r.pk === true,
+      })),
+    typedColumns: true,
+    isIntegerType: isServerIntegerType,
+    timestampColumn: postgresTimestamp,
+    uuidType: 'uuid',
+    byteOrder: (ref, column, integer) => {
+      if (integer) return sqlOf()`(cast(${ref} as text) collate "C")`;
+      // A uuid sorts by its 16 bytes, which is the byte order of its fixed-layout lower-case text.
+      return column.type === 'uuid' || /^(C|POSIX)$/.test(column.collation ?? '') ? undefined : sqlOf()`(${ref} collate "C")`;
+    },
+    exactlyEquals: (ref, _column, value) => sqlOf()`${ref} = ${value}`,
+    expressionIndexes: true,
+    partialIndexes: true,
+    // With sorting and sequential scans priced out, a sort node remains only when no index gives the order.
+    indexServesOrder: (db, query) =>
+      db.transaction().execute(async (trx) => {
+        const sql = sqlOf();
+        for (const setting of ['enable_seqscan', 'enable_sort', 'enable_incremental_sort']) await sql`select set_config(${setting}, 'off', true)`.execute(trx);
+        const plan = (await sql`explain (format json) ${query}`.execute(trx)).rows[0] as Record<string, unknown>;
+        return !/"Node Type":\s*"(Incremental )?Sort"/.test(JSON.stringify(plan));
+      }),
+    uniqueIndexesOn: async (db, table, _schema, _name, column) => {
+      const sql = sqlOf();
+      const qualified = sql.table(table).compile(db).sql;
+      const list = await catalogRows(
+        db,
+        sql`select i.indpred is not null as partial from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+          where i.indrelid = to_regclass(${qualified}) and i.indisunique and i.indnkeyatts = 1 and i.indexprs is null and a.attname = ${column}`,
+      );
+      return list.map((r) => ({ partial: r.partial === true }));
+    },
+    // Two 32-bit keys (a space apart from one 64-bit key): a collision only makes two keys wait for each other.
+    lockKey: async (trx, table, key) => {
+      await sqlOf()`select pg_advisory_xact_lock(hashtext(${table}), hashtext(${key}))`.execute(trx);
+      return {};
+    },
+    sessionKeyLocks: false,
+    nextSequenceValue: (qualifiedTable, column) => sqlOf()<{ n: unknown }>`select nextval(pg_get_serial_sequence(${qualifiedTable}, ${column})) as n`,
+    rowCountInstall: (counts, table, key, names) => {
+      const sql = sqlOf();
+      return {
+        steps: [
+          createCounts(counts),
+          sql`create or replace function storebridge_count_rows() returns trigger language plpgsql as $$
+begin
+  update ${counts} set n = n + (case when tg_op = 'INSERT' then 1 else -1 end) where table_name = tg_argv[0];
+  return null;
+end $$`,
+          sql`lock table ${table} in share row exclusive mode`,
+          sql`insert into ${counts} (table_name, n) select ${key}, count(*) from ${table} on conflict (table_name) do update set n = excluded.n`,
+          sql`create trigger ${sql.id(names.both)} after insert or delete on ${table} for each row execute function storebridge_count_rows(${key})`,
+        ],
+      };
+    },
+    rowCountTriggersFound: (db, table, names) =>
+      triggersFound(db, sqlOf()<{ c: unknown }>`select count(*) as c from pg_trigger where tgname = ${names.both} and tgrelid = to_regclass(${sqlOf().table(table).compile(db).sql})`, 1),
   },
   mysql: {
     kind: 'mysql',
@@ -279,6 +542,69 @@ export const SQL_DIALECTS: { readonly [K in SqlKind]: SqlDialect & { readonly ki
     },
     tablesNamed: (names) => sqlOf()<{ name: string }>`select table_name as name from information_schema.tables where table_schema = database() and table_name in (${sqlOf().join(names)})`,
     retryMigration: () => false,
+    columnsOf: async (db, schema, name) =>
+      (
+        await catalogRows(
+          db,
+          sqlOf()`select column_name as n, data_type as t, is_nullable as nl, collation_name as co, datetime_precision as p, column_key as k
+          from information_schema.columns
+          where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name}
+          order by ordinal_position`,
+        )
+      ).map((r) => ({
+        name: columnText(r.n),
+        type: columnText(r.t).toLowerCase(),
+        nullable: columnText(r.nl) === 'YES',
+        ...(r.co ? { collation: columnText(r.co) } : {}),
+        ...(r.p !== null && r.p !== undefined ? { precision: Number(r.p) } : {}),
+        primaryKey: columnText(r.k) === 'PRI',
+      })),
+    typedColumns: true,
+    isIntegerType: isServerIntegerType,
+    timestampColumn: mysqlTimestamp,
+    byteOrder: (ref, column, integer) => (integer || !mysqlBinary(column) ? sqlOf()`cast(${ref} as binary)` : undefined),
+    // The indexed comparison narrows the rows; the bytes then decide (`'mug-1' = 'MUG-1 '` in a case-insensitive PAD SPACE collation).
+    exactlyEquals: (ref, column, value) =>
+      isServerIntegerType(column.type) || mysqlBinary(column) ? sqlOf()`${ref} = ${value}` : sqlOf()`${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary)`,
+    expressionIndexes: false,
+    partialIndexes: false,
+    indexServesOrder: async (db, query) => !(await planSorts(db, sqlOf()`explain ${query}`, (r) => /filesort/i.test(String(r.Extra ?? r.extra ?? '')))),
+    // A prefix (`sub_part`) is unique only in its first characters: not an index on the whole key.
+    uniqueIndexesOn: async (db, _table, schema, name, column) =>
+      (
+        await catalogRows(
+          db,
+          sqlOf()`select index_name from information_schema.statistics where table_schema = coalesce(${schema ?? null}, database()) and table_name = ${name} and non_unique = 0
+          group by index_name having count(*) = 1 and max(column_name) = ${column} and max(sub_part) is null`,
+        )
+      ).map(() => ({ partial: false })),
+    lockKey: async (trx, table, key, waitS) => {
+      const sql = sqlOf();
+      const name = `storebridge:${createHash('sha1').update(`${table}\u0000${key}`).digest('hex')}`; // names: at most 64 characters
+      const { rows: got } = await sql<{ ok: unknown }>`select get_lock(${name}, ${waitS}) as ok`.execute(trx);
+      return Number(got[0].ok) === 1 && { release: sql`do release_lock(${name})` };
+    },
+    sessionKeyLocks: true,
+    rowCountInstall: (counts, table, key, names) => {
+      const sql = sqlOf();
+      return {
+        steps: [
+          sql`${createCounts(counts)} engine=InnoDB`,
+          sql`lock tables ${table} write, ${counts} write`,
+          sql`create trigger ${sql.id(names.insert)} after insert on ${table} for each row ${bumpCount(counts, key, '+ 1')}`,
+          sql`create trigger ${sql.id(names.delete)} after delete on ${table} for each row ${bumpCount(counts, key, '- 1')}`,
+          sql`replace into ${counts} (table_name, n) select ${key}, count(*) from ${table}`,
+          sql`unlock tables`,
+        ],
+        unlock: sql`unlock tables`,
+      };
+    },
+    rowCountTriggersFound: (db, _table, names) =>
+      triggersFound(
+        db,
+        sqlOf()<{ c: unknown }>`select count(*) as c from information_schema.triggers where trigger_schema = database() and trigger_name in (${names.insert}, ${names.delete})`,
+        2,
+      ),
   },
 };
 

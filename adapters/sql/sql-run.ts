@@ -45,10 +45,7 @@ async function raceAbort<R>(signal: AbortSignal | undefined, run: () => Promise<
   }
 }
 
-/** A column value as text: mysql2 returns VARBINARY columns as Buffers. */
-export function columnText(value: unknown): string {
-  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-}
+export { columnText } from './sql-dialects';
 
 export interface WriteTransactionOptions {
   readonly kind: SqlKind;
