@@ -16,7 +16,8 @@
  * ```
  */
 import { z } from 'zod';
-import { keepOrderWebhookOnly, keepProductWebhookOnly, orderToReverse, orderToWebhook, productToReverse, productToWebhook } from './converters';
+import { orderToReverse, orderToWebhook, productToReverse, productToWebhook } from './converters';
+import { keepOrderWebhookOnly, keepProductWebhookOnly } from './webhook-only';
 import {
   OrderByIdResponseSchema,
   OrderListResponseSchema,
