@@ -30,14 +30,15 @@ function ackPathId(s: Session, entity: Entity, raw: Record<string, unknown>): st
 }
 
 /**
- * A storebridge service hands an order whose number is not safe in a raw URL out under its own key,
- * the number in `otherids` (`connectiontype`: the dialect's `otheridsType`): the store keeps its own number.
+ * A storebridge service hands an item whose natural key is not safe in a raw URL (an order number
+ * such as `#100000`) out under its own key, the store's value in `otherids` (`connectiontype`: the
+ * dialect's `otheridsType`; `dialects.ts` adds them to orders): the store keeps its own value.
  */
-function restoredOrderNumber(s: Session, entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
-  if (entity !== 'orders' || !Array.isArray(raw.otherids)) return raw;
+function restoredNaturalKey(s: Session, entity: Entity, raw: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(raw.otherids)) return raw;
   const type = s.config.dialect.pulled.otheridsType;
   const mine = raw.otherids.find((o: unknown) => isObject(o) && o.connectiontype === type && typeof o.id === 'string');
-  return mine ? { ...raw, orderid: (mine as { id: string }).id } : raw;
+  return mine ? { ...raw, [entityOf(entity).naturalKey]: (mine as { id: string }).id } : raw;
 }
 
 /** Stores one pulled item and acknowledges it (`succeded` with the item as stored, or `failed` with the reasons). */
@@ -47,7 +48,7 @@ async function handleItem(s: Session, entity: Entity, raw: unknown): Promise<voi
   if (!isObject(raw)) throw unexpected(`no ${noun} object`);
   const pathId = ackPathId(s, entity, raw);
   if (pathId === undefined) throw unexpected(`the ${noun} has no _id, ${entityOf(entity).naturalKey}`);
-  const outcome = await storePulledItem(s.config.adapter, entity, restoredOrderNumber(s, entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
+  const outcome = await storePulledItem(s.config.adapter, entity, restoredNaturalKey(s, entity, raw), { now: s.config.now(), signal: AbortSignal.timeout(s.config.requestTimeoutMs) });
   if (outcome.ok) {
     await s.transport.call('succeded', { entity, id: pathId, body: { [noun]: encodeReverseItem(s.config.dialect, entity, outcome.item) } });
     s.run.pulled[entity]++;
