@@ -59,7 +59,9 @@ interface SqlConfig {
 }
 
 const PREFIX_RULE = 'letters, digits and "_" only, not starting with a digit, at most 40 characters';
-const SCHEMA_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
+const NAME_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
+/** A schema or table name the adapter's SQL can use unquoted-safe (schema, the state and registry tables). */
+export const SQL_NAME = z.string({ error: NAME_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, NAME_RULE);
 
 /** `createSqlAdapter`'s options, declared once (`lib/options.ts`). */
 const parseSqlAdapterOptions = defineOptions('createSqlAdapter', {
@@ -68,7 +70,7 @@ const parseSqlAdapterOptions = defineOptions('createSqlAdapter', {
   connection: opt.text('a connection spec (sqlite:FILE, postgres://…, mysql://…)').optional(),
   kind: opt.oneOf(SQL_KINDS as readonly SqlKind[] as [SqlKind, ...SqlKind[]]).optional(),
   tablePrefix: z.string({ error: PREFIX_RULE }).regex(/^(?:[A-Za-z_][A-Za-z0-9_]{0,39})?$/, PREFIX_RULE).optional(),
-  schema: z.string({ error: SCHEMA_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, SCHEMA_RULE).optional(),
+  schema: SQL_NAME.optional(),
   migrate: opt.boolean().optional(),
   destroyOnClose: opt.boolean().optional(),
   maxWriteAttempts: opt.int({ min: 1, max: 1000 }).optional(),

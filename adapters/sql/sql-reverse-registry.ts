@@ -21,9 +21,8 @@ import type { DialectName } from '../../lib/contract/dialects';
 import type { ConnectionRegistry } from '../../lib/reverse/service/reverse-registry';
 import { REGISTRY_ENTRY } from '../../lib/reverse/service/reverse-registry';
 import { digestOf, type ReverseConnectionOption } from '../../lib/reverse/service/reverse-service-options';
-import { z } from 'zod';
 import { defineOptions, readOption } from '../../lib/options';
-import type { SqlAdapter } from './sql-adapter';
+import { SQL_NAME, type SqlAdapter } from './sql-adapter';
 import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
 import { storageFailures } from './sql-failures';
@@ -42,17 +41,16 @@ export interface SqlConnectionRegistry extends ConnectionRegistry {
   drop(): Promise<void>;
 }
 
-const TABLE_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
 /** `createSqlConnectionRegistry`'s options, declared once (`lib/options.ts`). */
 const parseRegistryOptions = defineOptions('createSqlConnectionRegistry', {
-  table: z.string({ error: TABLE_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, TABLE_RULE).optional(),
+  table: SQL_NAME.optional(),
 });
 
 export async function createSqlConnectionRegistry(adapter: SqlAdapter, options: SqlConnectionRegistryOptions = {}): Promise<SqlConnectionRegistry> {
   const { sql } = loadKysely();
   const db: Kysely<any> = adapter.db;
   // The default name (the adapter's prefix + `reverse_connections`) is checked the same way as a given one.
-  const name = parseRegistryOptions({ table: parseRegistryOptions(options).table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_connections` }).table!;
+  const name = readOption('table', SQL_NAME, parseRegistryOptions(options).table ?? `${adapter.tables.products.replace(/products$/, '')}reverse_connections`);
   const table = adapter.tables.schema ? sql.id(adapter.tables.schema, name) : sql.id(name);
   const dialect = SQL_DIALECTS[adapter.kind];
   // Every column holds short ASCII (a registry name, a hex digest, a dialect name): the digest column's type fits all three.

@@ -18,9 +18,8 @@
  */
 import type { Kysely, RawBuilder } from 'kysely';
 import type { ReverseStateStore, StateChange, StateGuard } from '../../lib/reverse/service/reverse-state-store';
-import { z } from 'zod';
-import { defineOptions } from '../../lib/options';
-import type { SqlAdapter } from './sql-adapter';
+import { defineOptions, readOption } from '../../lib/options';
+import { SQL_NAME, type SqlAdapter } from './sql-adapter';
 import { loadKysely, SQL_DIALECTS } from './sql-dialects';
 import { columnText as text } from './sql-run';
 import { inTransaction, storageFailures } from './sql-failures';
@@ -30,10 +29,9 @@ export interface SqlReverseStateOptions {
   readonly table?: string;
 }
 
-const TABLE_RULE = 'letters, digits and "_" only, not starting with a digit, at most 63 characters';
 /** `createSqlReverseStateStore`'s options, declared once (`lib/options.ts`). */
 const parseStateOptions = defineOptions('createSqlReverseStateStore', {
-  table: z.string({ error: TABLE_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, TABLE_RULE).optional(),
+  table: SQL_NAME.optional(),
 });
 /** Keys per `IN (…)` list of a read. */
 const READ_BATCH = 500;
@@ -51,7 +49,7 @@ export async function createSqlReverseStateStore(adapter: SqlAdapter, options: S
   const dialect = SQL_DIALECTS[adapter.kind];
   const names = adapter.tables;
   // The default name (the adapter's prefix + `reverse_state`) is checked the same way as a given one.
-  const name = parseStateOptions({ table: stateTableName(adapter, parseStateOptions(options)) }).table!;
+  const name = readOption('table', SQL_NAME, stateTableName(adapter, parseStateOptions(options)));
   const table = names.schema ? sql.id(names.schema, name) : sql.id(name);
   // Keys as the adapter's ids (byte order and exact equality, whatever the database's locale), values as its documents.
   const c = dialect.columns;
